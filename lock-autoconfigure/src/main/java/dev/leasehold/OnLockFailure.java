@@ -1,0 +1,12 @@
+package dev.leasehold;
+
+/**
+ * What an annotated method does when its lock cannot be taken within the wait.
+ * {@code SKIP}: the method is not run; it returns null, {@code Optional.empty()}, an empty collection
+ * or the primitive default.
+ */
+public enum OnLockFailure {
+
+    THROW, SKIP
+
+}

@@ -1,0 +1,87 @@
+package dev.leasehold.autoconfigure;
+
+import dev.leasehold.LockService;
+import dev.leasehold.engine.CompositeLockObserver;
+import dev.leasehold.engine.DefaultLockEngine;
+import dev.leasehold.engine.LockEngine;
+import dev.leasehold.engine.LockEngineSettings;
+import dev.leasehold.engine.LockObserver;
+import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.redis.LettuceLockServer;
+import dev.leasehold.metrics.LockMetrics;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * Distributed locks on the application's Redis ({@code spring.data.redis.*}). Every bean backs off when
+ * the application defines its own.
+ */
+@AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
+@ConditionalOnClass(RedisConnectionFactory.class)
+@ConditionalOnBean(RedisConnectionFactory.class)
+@ConditionalOnBooleanProperty(name = "leasehold.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(LeaseholdProperties.class)
+public class LeaseholdAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    LockEngineSettings leaseholdLockEngineSettings(LeaseholdProperties properties) {
+        return new LockEngineSettings(properties.getKeyPrefix(), properties.getLeaseTime(),
+                properties.getRedisTimeout(), properties.getSubscriptionLinger());
+    }
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    LockServer leaseholdLockServer(RedisConnectionFactory connectionFactory, LockEngineSettings settings) {
+        if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
+            throw new IllegalStateException("Leasehold needs Lettuce (Spring Boot's default Redis client), but the "
+                    + "RedisConnectionFactory is a " + connectionFactory.getClass().getName()
+                    + ". Remove the Jedis dependency, or define your own LockServer bean.");
+        }
+        return new LettuceLockServer(lettuce, settings.keyPrefix());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    LockLostEventPublisher leaseholdLockLostEventPublisher(ApplicationEventPublisher publisher) {
+        return new LockLostEventPublisher(publisher);
+    }
+
+    /** Every {@link LockObserver} bean is told, in order: events, metrics, and the application's own. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean({ LockEngine.class, LockService.class })
+    DefaultLockEngine leaseholdLockEngine(LockServer server, LockEngineSettings settings,
+            ObjectProvider<LockObserver> observers) {
+        return new DefaultLockEngine(server, settings, new CompositeLockObserver(observers.orderedStream().toList()));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterBinder.class)
+    static class MetricsConfiguration {
+
+        /** A MeterBinder: Spring Boot binds it to the application's registry when there is one. */
+        @Bean
+        @ConditionalOnMissingBean
+        LockMetrics leaseholdLockMetrics(ObjectProvider<DefaultLockEngine> engine) {
+            return new LockMetrics(() -> {
+                DefaultLockEngine current = engine.getIfAvailable();
+                return current != null ? current.heldLockCount() : 0;
+            }, () -> {
+                DefaultLockEngine current = engine.getIfAvailable();
+                return current != null ? current.waitingCount() : 0;
+            });
+        }
+    }
+}

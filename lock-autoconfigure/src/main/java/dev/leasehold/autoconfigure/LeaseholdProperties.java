@@ -1,0 +1,94 @@
+package dev.leasehold.autoconfigure;
+
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Settings of Leasehold's distributed locks. Redis itself is configured with {@code spring.data.redis.*}.
+ */
+@ConfigurationProperties(prefix = "leasehold")
+public class LeaseholdProperties {
+
+    /**
+     * Whether distributed locking is on. When false, the lock beans and the @DistributedLock interception
+     * are removed and annotated methods run without a lock.
+     */
+    private boolean enabled = true;
+
+    /**
+     * Prepended to every logical key in Redis.
+     */
+    private String keyPrefix = "lock:";
+
+    /**
+     * How long @DistributedLock waits for a lock when the annotation gives no waitTime.
+     */
+    private Duration waitTime = Duration.ofSeconds(5);
+
+    /**
+     * Lease of watchdog-renewed locks (those taken without a fixed lease). The watchdog renews it every
+     * third of it; a crashed holder blocks others at most this long.
+     */
+    private Duration leaseTime = Duration.ofSeconds(30);
+
+    /**
+     * Upper bound on any single Redis call the lock engine makes, independent of the connection
+     * factory's own timeout.
+     */
+    private Duration redisTimeout = Duration.ofSeconds(2);
+
+    /**
+     * How long a release channel stays subscribed after its last local waiter left, so a busy key is not
+     * subscribed and unsubscribed on every hand-off.
+     */
+    private Duration subscriptionLinger = Duration.ofSeconds(2);
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getKeyPrefix() {
+        return keyPrefix;
+    }
+
+    public void setKeyPrefix(String keyPrefix) {
+        this.keyPrefix = keyPrefix;
+    }
+
+    public Duration getWaitTime() {
+        return waitTime;
+    }
+
+    public void setWaitTime(Duration waitTime) {
+        this.waitTime = waitTime;
+    }
+
+    public Duration getLeaseTime() {
+        return leaseTime;
+    }
+
+    public void setLeaseTime(Duration leaseTime) {
+        this.leaseTime = leaseTime;
+    }
+
+    public Duration getRedisTimeout() {
+        return redisTimeout;
+    }
+
+    public void setRedisTimeout(Duration redisTimeout) {
+        this.redisTimeout = redisTimeout;
+    }
+
+    public Duration getSubscriptionLinger() {
+        return subscriptionLinger;
+    }
+
+    public void setSubscriptionLinger(Duration subscriptionLinger) {
+        this.subscriptionLinger = subscriptionLinger;
+    }
+}

@@ -1,0 +1,86 @@
+package dev.leasehold.engine;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.leasehold.LockHandle;
+
+/** One acquisition or re-entry; closing it gives back one hold of the shared {@link HeldLock}. */
+final class DefaultLockHandle implements LockHandle {
+
+    private final HeldLock lock;
+
+    private final Release release;
+
+    DefaultLockHandle(HeldLock lock, Release release) {
+        this.lock = lock;
+        this.release = release;
+    }
+
+    HeldLock lock() {
+        return lock;
+    }
+
+    Release release() {
+        return release;
+    }
+
+    @Override
+    public String key() {
+        return lock.key();
+    }
+
+    @Override
+    public long fencingToken() {
+        return lock.fencingToken;
+    }
+
+    @Override
+    public boolean isHeld() {
+        return !release.done.get() && lock.isHeld();
+    }
+
+    @Override
+    public void close() {
+        release.run();
+    }
+
+    @Override
+    public String toString() {
+        return "LockHandle[" + lock + "]";
+    }
+
+    /**
+     * What closing does, kept apart from the handle so a {@link java.lang.ref.Cleaner} can run it when a
+     * handle is dropped without close (it must not reach the handle itself).
+     */
+    static final class Release implements Runnable {
+
+        private final AtomicBoolean done = new AtomicBoolean();
+
+        private final HeldLock lock;
+
+        private final DefaultLockEngine engine;
+
+        Release(HeldLock lock, DefaultLockEngine engine) {
+            this.lock = lock;
+            this.engine = engine;
+        }
+
+        @Override
+        public void run() {
+            if (done.compareAndSet(false, true)) {
+                engine.exit(lock);
+            }
+        }
+
+        /** Run by the cleaner once the handle is unreachable. */
+        Runnable onGarbageCollected() {
+            return () -> {
+                if (!done.get()) {
+                    engine.orphaned(lock);
+                    run();
+                }
+            };
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package dev.leasehold.engine;
+
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.leasehold.LockMode;
+
+/** The state of one acquisition in this JVM, shared by the handles of its re-entries. */
+final class HeldLock {
+
+    enum State {
+        HELD, RELEASED, LOST
+    }
+
+    final LockKeys keys;
+
+    final LockMode mode;
+
+    final String token;
+
+    final long fencingToken;
+
+    final Thread owner;
+
+    /** True when the watchdog renews the lease; false for a fixed lease. */
+    final boolean renewed;
+
+    final long leaseMillis;
+
+    final long acquiredAtNanos;
+
+    final LocalGates.Gate gate;
+
+    final AtomicInteger holds = new AtomicInteger(1);
+
+    final AtomicReference<State> state = new AtomicReference<>(State.HELD);
+
+    /** Local estimate of when the lease ends: the send time of the last confirmed write plus the lease. */
+    volatile long leaseEndsAtNanos;
+
+    volatile ScheduledFuture<?> expiryCheck;
+
+    /**
+     * What closing the outermost handle does. Kept instead of the handle itself, so that a handle its
+     * owner dropped can be garbage collected (and its lock released by the cleaner).
+     */
+    volatile DefaultLockHandle.Release outermostRelease;
+
+    /** A handle on this acquisition for events and diagnostics; closing it closes the outermost handle. */
+    DefaultLockHandle view() {
+        return new DefaultLockHandle(this, outermostRelease);
+    }
+
+    HeldLock(LockKeys keys, LockMode mode, String token, long fencingToken, Thread owner, boolean renewed,
+            long leaseMillis, long sentAtNanos, LocalGates.Gate gate) {
+        this.keys = keys;
+        this.mode = mode;
+        this.token = token;
+        this.fencingToken = fencingToken;
+        this.owner = owner;
+        this.renewed = renewed;
+        this.leaseMillis = leaseMillis;
+        this.acquiredAtNanos = System.nanoTime();
+        this.leaseEndsAtNanos = sentAtNanos + leaseMillis * 1_000_000L;
+        this.gate = gate;
+    }
+
+    String key() {
+        return keys.logicalKey();
+    }
+
+    boolean exclusive() {
+        return mode != LockMode.READ;
+    }
+
+    boolean isHeld() {
+        return state.get() == State.HELD && System.nanoTime() - leaseEndsAtNanos < 0;
+    }
+
+    long leaseLeftMillis() {
+        return Math.max(0, (leaseEndsAtNanos - System.nanoTime()) / 1_000_000L);
+    }
+
+    HeldLockInfo info() {
+        return new HeldLockInfo(key(), mode, fencingToken, (System.nanoTime() - acquiredAtNanos) / 1_000_000L,
+                leaseLeftMillis(), renewed, owner.getName(), isHeld());
+    }
+
+    @Override
+    public String toString() {
+        return mode + " lock '" + key() + "' (fencing token " + fencingToken + ", " + state.get() + ")";
+    }
+}

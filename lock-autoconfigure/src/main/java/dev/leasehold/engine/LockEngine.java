@@ -1,0 +1,26 @@
+package dev.leasehold.engine;
+
+import java.time.Duration;
+import java.util.Optional;
+
+import dev.leasehold.LockHandle;
+import dev.leasehold.LockMode;
+import dev.leasehold.LockService;
+
+/** The {@link LockService} with the read/write modes the annotation needs. */
+public interface LockEngine extends LockService {
+
+    /**
+     * Like {@link #tryLock(String, Duration, Duration)} in the given mode. READ shares the key with other
+     * readers; WRITE and EXCLUSIVE exclude everyone.
+     */
+    Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime);
+
+    /**
+     * Stops treating the calling thread as the owner of this acquisition for re-entrancy, for a lock that
+     * outlives the call that took it (a {@code CompletionStage} or {@code Mono} result): the thread moves
+     * on to other work, and a later lock on the same key from it must wait like anyone else's. The lock
+     * stays held until the handle is closed, from any thread.
+     */
+    void detachFromThread(LockHandle handle);
+}

@@ -1,0 +1,58 @@
+package dev.leasehold.engine;
+
+import java.lang.management.ManagementFactory;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.Base64;
+
+/**
+ * Owner tokens: 128 random bits from a secure source per acquisition, behind an instance id that only
+ * serves diagnostics ({@code host:pid:random}). Knowing the instance id does not help guess a token.
+ */
+public final class LockTokens {
+
+    private final String instanceId;
+
+    private final SecureRandom random;
+
+    public LockTokens() {
+        this.random = newRandom();
+        this.instanceId = hostName() + ":" + ProcessHandle.current().pid() + ":" + randomText(4);
+    }
+
+    /** Identifies this process in tokens, logs and the actuator. */
+    public String instanceId() {
+        return instanceId;
+    }
+
+    public String next() {
+        return instanceId + ":" + randomText(16);
+    }
+
+    private String randomText(int bytes) {
+        byte[] value = new byte[bytes];
+        random.nextBytes(value);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(value);
+    }
+
+    private static SecureRandom newRandom() {
+        try {
+            // DRBG seeds once and then needs no I/O, so no thread waits on the entropy device per token
+            return SecureRandom.getInstance("DRBG");
+        }
+        catch (NoSuchAlgorithmException ex) {
+            return new SecureRandom();
+        }
+    }
+
+    private static String hostName() {
+        // no DNS lookup: a slow resolver must not delay startup
+        String host = System.getenv("HOSTNAME");
+        if (host != null && !host.isBlank()) {
+            return host.trim();
+        }
+        String runtimeName = ManagementFactory.getRuntimeMXBean().getName();
+        int at = runtimeName.indexOf('@');
+        return at >= 0 ? runtimeName.substring(at + 1) : "unknown-host";
+    }
+}

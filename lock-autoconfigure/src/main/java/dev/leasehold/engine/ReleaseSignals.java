@@ -1,0 +1,162 @@
+package dev.leasehold.engine;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * Wakes local waiters when a lock is released anywhere. All waiters of this JVM share one subscription
+ * connection; a channel is subscribed while at least one local waiter needs it (reference counted) and
+ * a short while after, so a busy key does not subscribe and unsubscribe on every hand-off.
+ * <p>
+ * A waiter takes {@link Registration#nextRelease()} before it tries the lock, so a release between its
+ * failed try and its wait is not missed. A lost message (a reconnect, a subscription not yet confirmed)
+ * only delays the waiter until the holder's lease would end, which it re-checks anyway.
+ */
+final class ReleaseSignals {
+
+    private static final Log logger = LogFactory.getLog(ReleaseSignals.class);
+
+    private final LockServer server;
+
+    private final ScheduledExecutorService scheduler;
+
+    private final Duration linger;
+
+    private final Duration redisTimeout;
+
+    private final ConcurrentHashMap<String, Channel> channels = new ConcurrentHashMap<>();
+
+    ReleaseSignals(LockServer server, ScheduledExecutorService scheduler, Duration linger, Duration redisTimeout) {
+        this.server = server;
+        this.scheduler = scheduler;
+        this.linger = linger;
+        this.redisTimeout = redisTimeout;
+        server.onRelease(this::released);
+    }
+
+    /** Registers a waiter on a channel, subscribing if it is the first; waits at most the Redis timeout for that. */
+    Registration register(String channelName) {
+        Channel channel = channels.compute(channelName, (name, existing) -> {
+            Channel current = existing != null ? existing : new Channel(name, server.subscribe(name));
+            if (current.subscribed.isCompletedExceptionally()) {
+                // the last try failed (Redis was down): try again rather than rely on lease expiry for good
+                current.subscribed = server.subscribe(name);
+            }
+            current.users++;
+            return current;
+        });
+        try {
+            channel.subscribed.get(redisTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        catch (Exception ex) {
+            // waiting still works: the waiter re-checks when the holder's lease would end
+            logger.debug("Subscription to " + channelName + " not confirmed; waiting on lease expiry instead", ex);
+        }
+        return new Registration(channel);
+    }
+
+    int subscribedChannels() {
+        return channels.size();
+    }
+
+    private void released(String channelName) {
+        Channel channel = channels.get(channelName);
+        if (channel != null) {
+            channel.fire();
+        }
+    }
+
+    private void leave(Channel channel) {
+        channels.computeIfPresent(channel.name, (name, current) -> {
+            if (current == channel) {
+                current.users--;
+                if (current.users == 0) {
+                    long generation = ++current.idleGeneration;
+                    scheduler.schedule(() -> unsubscribeIfIdle(current, generation), linger.toMillis(),
+                            TimeUnit.MILLISECONDS);
+                }
+            }
+            return current;
+        });
+    }
+
+    private void unsubscribeIfIdle(Channel channel, long generation) {
+        channels.computeIfPresent(channel.name, (name, current) -> {
+            if (current == channel && current.users == 0 && current.idleGeneration == generation) {
+                // ordered after the subscribe of any later Channel for this name (same map slot, same server queue)
+                server.unsubscribe(name);
+                return null;
+            }
+            return current;
+        });
+    }
+
+    /** Unsubscribes everything now (shutdown). */
+    void close() {
+        channels.keySet().forEach(server::unsubscribe);
+        channels.clear();
+    }
+
+    private static final class Channel {
+
+        final String name;
+
+        volatile CompletableFuture<Void> subscribed;
+
+        final AtomicReference<CompletableFuture<Void>> next = new AtomicReference<>(new CompletableFuture<>());
+
+        int users;
+
+        long idleGeneration;
+
+        Channel(String name, CompletableFuture<Void> subscribed) {
+            this.name = name;
+            this.subscribed = subscribed;
+        }
+
+        void fire() {
+            next.getAndSet(new CompletableFuture<>()).complete(null);
+        }
+    }
+
+    /** One waiter's interest in a channel; close it when done waiting. */
+    final class Registration implements AutoCloseable {
+
+        private final Channel channel;
+
+        private boolean closed;
+
+        Registration(Channel channel) {
+            this.channel = channel;
+        }
+
+        /** Whether the server confirmed the subscription (false while it failed or is pending). */
+        boolean subscribed() {
+            CompletableFuture<Void> subscribed = channel.subscribed;
+            return subscribed.isDone() && !subscribed.isCompletedExceptionally();
+        }
+
+        /** Completes at the next release message on the channel. */
+        CompletableFuture<Void> nextRelease() {
+            return channel.next.get();
+        }
+
+        @Override
+        public void close() {
+            if (!closed) {
+                closed = true;
+                leave(channel);
+            }
+        }
+    }
+}

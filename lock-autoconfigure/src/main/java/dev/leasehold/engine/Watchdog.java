@@ -1,0 +1,187 @@
+package dev.leasehold.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * Keeps the leases of running holders alive and notices lost ones.
+ * <p>
+ * Watchdog locks are renewed together every third of the lease: one tick sends every renewal at once
+ * (pipelined on the multiplexed connection), so a thousand held locks cost one round trip per tick,
+ * not a thousand. A renewal the server refuses (the token no longer owns the key) loses the lock at
+ * once; a renewal that fails (Redis unreachable) is retried soon and loses the lock only when the
+ * lease ran out unconfirmed. Fixed-lease locks get a timer at their lease end instead.
+ * <p>
+ * Releasing removes the lock here before the release is sent, and renewals are compare-then-extend on
+ * the server, so a renewal can never revive a released key.
+ */
+final class Watchdog {
+
+    private static final Log logger = LogFactory.getLog(Watchdog.class);
+
+    private final LockServer server;
+
+    private final ScheduledExecutorService scheduler;
+
+    private final Duration redisTimeout;
+
+    private final long renewIntervalMillis;
+
+    private final BiConsumer<HeldLock, String> onLost;
+
+    private final LockObserver observer;
+
+    private final Set<HeldLock> renewing = ConcurrentHashMap.newKeySet();
+
+    private final AtomicBoolean retryScheduled = new AtomicBoolean();
+
+    /** Whether the last round had failures, so an outage is logged once, not on every retry. */
+    private volatile boolean failing;
+
+    private volatile ScheduledFuture<?> ticks;
+
+    Watchdog(LockServer server, ScheduledExecutorService scheduler, Duration leaseTime, Duration redisTimeout,
+            BiConsumer<HeldLock, String> onLost, LockObserver observer) {
+        this.server = server;
+        this.scheduler = scheduler;
+        this.redisTimeout = redisTimeout;
+        this.renewIntervalMillis = Math.max(1, leaseTime.toMillis() / 3);
+        this.onLost = onLost;
+        this.observer = observer;
+    }
+
+    void start() {
+        ticks = scheduler.scheduleWithFixedDelay(this::renewAll, renewIntervalMillis, renewIntervalMillis,
+                TimeUnit.MILLISECONDS);
+    }
+
+    void stop() {
+        ScheduledFuture<?> current = ticks;
+        if (current != null) {
+            current.cancel(false);
+        }
+        renewing.clear();
+    }
+
+    /** Starts watching a lock just granted. */
+    void watch(HeldLock lock) {
+        if (lock.renewed) {
+            renewing.add(lock);
+        }
+        else {
+            lock.expiryCheck = scheduler.schedule(() -> expire(lock), Math.max(1, lock.leaseLeftMillis()),
+                    TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Stops watching; called before a release is sent. */
+    void forget(HeldLock lock) {
+        renewing.remove(lock);
+        ScheduledFuture<?> check = lock.expiryCheck;
+        if (check != null) {
+            check.cancel(false);
+        }
+    }
+
+    int watchedCount() {
+        return renewing.size();
+    }
+
+    private void expire(HeldLock lock) {
+        if (lock.state.get() == HeldLock.State.HELD) {
+            onLost.accept(lock, "its fixed lease of " + lock.leaseMillis + " ms ran out before it was released");
+        }
+    }
+
+    /** One tick: every watched lock renewed in one pipelined round. */
+    void renewAll() {
+        try {
+            List<HeldLock> due = new ArrayList<>(renewing);
+            if (due.isEmpty()) {
+                return;
+            }
+            long sentAt = System.nanoTime();
+            List<CompletableFuture<Boolean>> replies = new ArrayList<>(due.size());
+            for (HeldLock lock : due) {
+                replies.add(server.renew(lock.keys, lock.mode, lock.token, lock.leaseMillis));
+            }
+            int failed = 0;
+            for (int i = 0; i < due.size(); i++) {
+                HeldLock lock = due.get(i);
+                Boolean renewed = awaitReply(replies.get(i), sentAt);
+                if (lock.state.get() != HeldLock.State.HELD || !renewing.contains(lock)) {
+                    continue;
+                }
+                if (Boolean.TRUE.equals(renewed)) {
+                    lock.leaseEndsAtNanos = sentAt + lock.leaseMillis * 1_000_000L;
+                }
+                else if (Boolean.FALSE.equals(renewed)) {
+                    renewing.remove(lock);
+                    onLost.accept(lock, "Redis refused the renewal: the key expired or is owned by someone else");
+                }
+                else if (System.nanoTime() - lock.leaseEndsAtNanos >= 0) {
+                    renewing.remove(lock);
+                    onLost.accept(lock, "renewal failed until the lease of " + lock.leaseMillis + " ms ran out");
+                }
+                else {
+                    failed++;
+                }
+            }
+            if (failed > 0) {
+                observer.renewalFailed(failed);
+                if (!failing) {
+                    logger.warn("Renewing held locks failed (Redis did not answer in time); retrying until their leases run out");
+                }
+                failing = true;
+                retrySoon();
+            }
+            else if (failing) {
+                failing = false;
+                logger.info("Renewing held locks works again");
+            }
+        }
+        catch (RuntimeException ex) {
+            logger.error("Lock renewal tick failed", ex);
+            retrySoon();
+        }
+    }
+
+    /** Null when the reply did not come (error or timeout). */
+    private Boolean awaitReply(CompletableFuture<Boolean> reply, long sentAt) {
+        long left = redisTimeout.toNanos() - (System.nanoTime() - sentAt);
+        try {
+            return reply.get(Math.max(0, left), TimeUnit.NANOSECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+        catch (Exception ex) {
+            logger.debug("A lock renewal did not succeed: " + ex);
+            return null;
+        }
+    }
+
+    private void retrySoon() {
+        // between regular ticks, so a short outage does not use up a whole third of the lease
+        long delay = Math.max(1, Math.min(renewIntervalMillis / 4, 1000));
+        if (retryScheduled.compareAndSet(false, true)) {
+            scheduler.schedule(() -> {
+                retryScheduled.set(false);
+                renewAll();
+            }, delay, TimeUnit.MILLISECONDS);
+        }
+    }
+}

@@ -1,0 +1,29 @@
+-- Takes a shared (read) lock in one step and returns a fencing token.
+-- KEYS[1] lock   KEYS[2] readers   KEYS[3] writer-waiting marker   KEYS[4] fencing counter
+-- ARGV[1] token   ARGV[2] lease ms
+-- Returns {1, fencing token} when granted, {0, ms until the blocker's lease ends} when not.
+local holderTtl = redis.call('PTTL', KEYS[1])
+if holderTtl ~= -2 then
+    return {0, holderTtl > 0 and holderTtl or tonumber(ARGV[2])}
+end
+local writerWaiting = redis.call('PTTL', KEYS[3])
+if writerWaiting > 0 then
+    return {0, writerWaiting}
+end
+local time = redis.call('TIME')
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local lease = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
+redis.call('ZADD', KEYS[2], nowMs + lease, ARGV[1])
+if redis.call('PTTL', KEYS[2]) < lease then
+    redis.call('PEXPIRE', KEYS[2], lease)
+end
+-- the same fencing rule as the exclusive acquire
+local fence = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local counterTtl = lease + 60000
+local previous = tonumber(redis.call('SET', KEYS[4], string.format('%.0f', fence), 'PX', counterTtl, 'GET') or '0')
+if previous >= fence then
+    fence = previous + 1
+    redis.call('SET', KEYS[4], string.format('%.0f', fence), 'PX', counterTtl)
+end
+return {1, fence}

@@ -1,0 +1,90 @@
+package dev.leasehold.engine;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import dev.leasehold.LockMode;
+
+/**
+ * A real server with faults switched on by the test: calls go to Redis unless the test cut them,
+ * in which case they fail as a network error would. Not a mock: every call that is not cut is real.
+ */
+final class FaultyLockServer implements LockServer {
+
+    private final LockServer real;
+
+    private volatile boolean failRenewals;
+
+    private volatile boolean failSubscriptions;
+
+    private volatile long acquireDelayMillis;
+
+    FaultyLockServer(LockServer real) {
+        this.real = real;
+    }
+
+    void failRenewals(boolean fail) {
+        this.failRenewals = fail;
+    }
+
+    void failSubscriptions(boolean fail) {
+        this.failSubscriptions = fail;
+    }
+
+    /** Holds back every acquire reply this long, as a slow network or a first connection would. */
+    void delayAcquires(Duration delay) {
+        this.acquireDelayMillis = delay.toMillis();
+    }
+
+    @Override
+    public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
+            long writerWaitingMillis) {
+        CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis);
+        long delay = acquireDelayMillis;
+        return delay == 0 ? reply
+                : reply.thenApplyAsync(grant -> grant, CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
+        if (failRenewals) {
+            return CompletableFuture.failedFuture(new java.io.IOException("renewal cut off by the test"));
+        }
+        return real.renew(keys, mode, token, leaseMillis);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
+        return real.release(keys, mode, token);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> isLocked(LockKeys keys) {
+        return real.isLocked(keys);
+    }
+
+    @Override
+    public void onRelease(Consumer<String> channelListener) {
+        real.onRelease(channelListener);
+    }
+
+    @Override
+    public CompletableFuture<Void> subscribe(String channel) {
+        if (failSubscriptions) {
+            return CompletableFuture.failedFuture(new java.io.IOException("subscription cut off by the test"));
+        }
+        return real.subscribe(channel);
+    }
+
+    @Override
+    public CompletableFuture<Void> unsubscribe(String channel) {
+        return real.unsubscribe(channel);
+    }
+
+    @Override
+    public void close() {
+        real.close();
+    }
+}

@@ -1,0 +1,170 @@
+package dev.leasehold.engine;
+
+import java.time.Duration;
+import java.util.Optional;
+
+import dev.leasehold.LockHandle;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class LeaseAndWatchdogTest extends RealRedisEngineTest {
+
+    private static LockEngineSettings lease(Duration leaseTime) {
+        return EngineFixture.fastSettings().withLeaseTime(leaseTime);
+    }
+
+    @Test
+    void theWatchdogKeepsALockForSeveralLeasesAndStopsAfterRelease() {
+        Duration leaseTime = Duration.ofMillis(600);
+        DefaultLockEngine holder = fixture.engine(lease(leaseTime));
+        DefaultLockEngine other = fixture.engine(lease(leaseTime));
+        LockHandle handle = holder.lock("long-job", Duration.ZERO);
+        long started = System.nanoTime();
+
+        // four leases long, the other client must never get in, and the key must never lose its TTL
+        while (System.nanoTime() - started < leaseTime.multipliedBy(4).toNanos()) {
+            assertThat(other.tryLock("long-job", Duration.ZERO, null)).isEmpty();
+            long ttl = Long.parseLong(redis.server().command("PTTL", "lock:{long-job}"));
+            assertThat(ttl).isBetween(1L, leaseTime.toMillis());
+            Await.until(Duration.ofSeconds(1), "a little time passes", () -> System.nanoTime() - started > 0);
+            sleepQuietly(50);
+        }
+        assertThat(handle.isHeld()).isTrue();
+        assertThat(fixture.lost).isEmpty();
+
+        handle.close();
+        assertThat(holder.watchedCount()).isZero();
+        assertThat(redis.server().command("EXISTS", "lock:{long-job}")).isEqualTo("0");
+        // no renewal may bring it back after release
+        Optional<LockHandle> next = other.tryLock("long-job", Duration.ZERO, Duration.ofSeconds(10));
+        assertThat(next).isPresent();
+        String nextToken = redis.server().command("GET", "lock:{long-job}");
+        sleepQuietly(leaseTime.toMillis());
+        assertThat(redis.server().command("GET", "lock:{long-job}")).isEqualTo(nextToken);
+        next.get().close();
+    }
+
+    @Test
+    void aHolderThatStopsRenewingLosesTheKeyAfterItsLeaseAndIsToldSo() {
+        Duration leaseTime = Duration.ofMillis(600);
+        FaultyLockServer cutOff = new FaultyLockServer(fixture.server("lock:"));
+        DefaultLockEngine holder = fixture.engine(cutOff, lease(leaseTime));
+        DefaultLockEngine other = fixture.engine(lease(leaseTime));
+        LockHandle handle = holder.lock("job", Duration.ZERO);
+        cutOff.failRenewals(true); // as if the holder's JVM froze or lost its network
+
+        long started = System.nanoTime();
+        LockHandle taken = other.lock("job", Duration.ofSeconds(5));
+        long waitedMillis = (System.nanoTime() - started) / 1_000_000;
+
+        assertThat(waitedMillis).isLessThan(leaseTime.toMillis() + 1000);
+        assertThat(taken.fencingToken()).isGreaterThan(handle.fencingToken());
+        assertThat(handle.isHeld()).isFalse();
+        Await.until(Duration.ofSeconds(3), "the lost lock is reported", () -> fixture.lost.size() == 1);
+        assertThat(fixture.lost.get(0).key()).isEqualTo("job");
+        assertThat(fixture.lost.get(0).isHeld()).isFalse();
+
+        // closing the lost handle must not delete the new owner's lock
+        handle.close();
+        assertThat(taken.isHeld()).isTrue();
+        assertThat(other.isLocked("job")).isTrue();
+        taken.close();
+    }
+
+    @Test
+    void aFixedLeaseExpiresWithoutRenewalAndReleaseAfterwardsLeavesTheNewHolderAlone() {
+        DefaultLockEngine first = fixture.engine();
+        DefaultLockEngine second = fixture.engine();
+        LockHandle expired = first.tryLock("report", Duration.ZERO, Duration.ofMillis(300)).orElseThrow();
+        assertThat(first.watchedCount()).isZero();
+
+        LockHandle current = second.lock("report", Duration.ofSeconds(3));
+        Await.until(Duration.ofSeconds(2), "the expiry is noticed", () -> !expired.isHeld());
+        Await.until(Duration.ofSeconds(2), "LockLost is reported", () -> fixture.lost.size() == 1);
+
+        expired.close();
+        expired.close(); // idempotent
+
+        assertThat(current.isHeld()).isTrue();
+        assertThat(redis.server().command("GET", "lock:{report}")).startsWith(second.instanceId());
+        current.close();
+        assertThat(second.isLocked("report")).isFalse();
+    }
+
+    @Test
+    void aFixedLeaseSpentBeforeTheGrantArrivedIsReportedLostWithAUsableHandle() {
+        // regression: the expiry check fired before the handle was wired, and the lost handle threw on isHeld()
+        FaultyLockServer slow = new FaultyLockServer(fixture.server("lock:"));
+        slow.delayAcquires(Duration.ofMillis(150));
+        DefaultLockEngine holder = fixture.engine(slow, EngineFixture.fastSettings());
+        LockHandle handle = holder.tryLock("slow-grant", Duration.ofSeconds(1), Duration.ofMillis(100)).orElseThrow();
+
+        Await.until(Duration.ofSeconds(5), "the spent lease is reported lost", () -> !fixture.lost.isEmpty());
+        assertThat(fixture.lost.get(0).isHeld()).isFalse();
+        assertThat(fixture.lost.get(0).key()).isEqualTo("slow-grant");
+        assertThat(handle.isHeld()).isFalse();
+        handle.close();
+        assertThat(fixture.lost).hasSize(1);
+    }
+
+    @Test
+    void aLostLeaseSeenOnlyAtReleaseIsStillReported() {
+        DefaultLockEngine engine = fixture.engine();
+        LockHandle handle = engine.tryLock("quick", Duration.ZERO, Duration.ofSeconds(30)).orElseThrow();
+        redis.server().command("DEL", "lock:{quick}"); // e.g. a failover to a replica that missed the write
+        handle.close();
+        assertThat(fixture.lost).hasSize(1);
+        assertThat(handle.isHeld()).isFalse();
+    }
+
+    @Test
+    void aDeletedKeyIsNoticedByTheWatchdog() {
+        Duration leaseTime = Duration.ofMillis(600);
+        DefaultLockEngine engine = fixture.engine(lease(leaseTime));
+        LockHandle handle = engine.lock("vanishing", Duration.ZERO);
+        redis.server().command("DEL", "lock:{vanishing}");
+        Await.until(Duration.ofSeconds(3), "the watchdog reports the loss", () -> fixture.lost.size() == 1);
+        assertThat(handle.isHeld()).isFalse();
+        handle.close();
+    }
+
+    @Test
+    void closingFromAnotherThreadReleasesTheLock() throws Exception {
+        DefaultLockEngine engine = fixture.engine();
+        LockHandle handle = engine.lock("handed-over", Duration.ZERO);
+        Thread closer = new Thread(handle::close);
+        closer.start();
+        closer.join(5000);
+        assertThat(handle.isHeld()).isFalse();
+        assertThat(engine.isLocked("handed-over")).isFalse();
+        // and the owning thread can take it again normally (its re-entrancy record is gone)
+        try (LockHandle again = engine.lock("handed-over", Duration.ZERO)) {
+            assertThat(again.fencingToken()).isGreaterThan(handle.fencingToken());
+        }
+    }
+
+    @Test
+    void aDroppedHandleIsReleasedWhenCollected() {
+        DefaultLockEngine engine = fixture.engine();
+        DefaultLockEngine other = fixture.engine();
+        takeAndDrop(engine);
+        Await.until(Duration.ofSeconds(20), "the garbage-collected handle releases its lock", () -> {
+            System.gc();
+            return !other.isLocked("forgotten");
+        });
+    }
+
+    private static void takeAndDrop(DefaultLockEngine engine) {
+        engine.lock("forgotten", Duration.ZERO);
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package dev.leasehold.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import dev.leasehold.LockHandle;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class WaitingTest extends RealRedisEngineTest {
+
+    @Test
+    void aWaiterInAnotherClientIsWokenByTheReleaseNotByPolling() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        DefaultLockEngine waiter = fixture.engine();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        List<Long> handoffMicros = new ArrayList<>();
+        for (int round = 0; round < 30; round++) {
+            LockHandle held = holder.lock("handoff", Duration.ZERO);
+            CountDownLatch waiting = new CountDownLatch(1);
+            Future<Long> acquiredAt = pool.submit(() -> {
+                waiting.countDown();
+                try (LockHandle handle = waiter.lock("handoff", Duration.ofSeconds(10))) {
+                    return System.nanoTime();
+                }
+            });
+            waiting.await();
+            // let the waiter fail its try, subscribe and settle into waiting (its TTL bound is 30 s)
+            Await.until(Duration.ofSeconds(5), "the waiter subscribed", () -> waiter.subscribedChannelCount() == 1);
+            Thread.sleep(20);
+            long releasedAt = System.nanoTime();
+            held.close();
+            handoffMicros.add((acquiredAt.get(10, TimeUnit.SECONDS) - releasedAt) / 1000);
+        }
+        pool.shutdown();
+        Collections.sort(handoffMicros);
+        long p50 = handoffMicros.get(handoffMicros.size() / 2);
+        long max = handoffMicros.get(handoffMicros.size() - 1);
+        System.out.printf("hand-off to another client: p50 %d us, max %d us over %d rounds%n", p50, max,
+                handoffMicros.size());
+        // peers that poll sleep 50-100 ms between tries; a release message arrives in well under that
+        assertThat(p50).isLessThan(20_000);
+        assertThat(max).isLessThan(1_000_000);
+    }
+
+    @Test
+    void waitersOfOneJvmQueueLocallyAndAllGetTheLockInTurn() throws Exception {
+        DefaultLockEngine engine = fixture.engine();
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<Integer>> results = new ArrayList<>();
+        int[] counter = { 0 };
+        for (int t = 0; t < threads; t++) {
+            results.add(pool.submit(() -> {
+                start.await();
+                int done = 0;
+                for (int i = 0; i < 20; i++) {
+                    try (LockHandle handle = engine.lock("queue", Duration.ofSeconds(30))) {
+                        counter[0]++; // unsynchronised on purpose: the lock is the only guard
+                        done++;
+                    }
+                }
+                return done;
+            }));
+        }
+        start.countDown();
+        int total = 0;
+        for (Future<Integer> result : results) {
+            total += result.get(60, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+        assertThat(total).isEqualTo(threads * 20);
+        assertThat(counter[0]).isEqualTo(threads * 20);
+        Await.until(Duration.ofSeconds(5), "local queues are gone", () -> engine.localGateCount() == 0);
+    }
+
+    @Test
+    void tryLockGivesUpAtItsWaitTime() {
+        DefaultLockEngine holder = fixture.engine();
+        DefaultLockEngine waiter = fixture.engine();
+        try (LockHandle held = holder.lock("busy", Duration.ZERO)) {
+            long started = System.nanoTime();
+            Optional<LockHandle> none = waiter.tryLock("busy", Duration.ofMillis(300), null);
+            long tookMillis = (System.nanoTime() - started) / 1_000_000;
+            assertThat(none).isEmpty();
+            assertThat(tookMillis).isBetween(290L, 300L + 500L);
+
+            started = System.nanoTime();
+            assertThat(waiter.tryLock("busy", Duration.ZERO, null)).isEmpty();
+            assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(500);
+        }
+    }
+
+    @Test
+    void aWaiterWhoseReleaseMessageNeverComesRetriesWhenTheHoldersLeaseEnds() {
+        DefaultLockEngine holder = fixture.engine();
+        DefaultLockEngine waiter = fixture.engine();
+        holder.tryLock("expiring", Duration.ZERO, Duration.ofMillis(400)).orElseThrow();
+        // the holder never releases (it crashed): no message will come, only the lease runs out
+        long started = System.nanoTime();
+        try (LockHandle handle = waiter.lock("expiring", Duration.ofSeconds(5))) {
+            long waitedMillis = (System.nanoTime() - started) / 1_000_000;
+            assertThat(waitedMillis).isLessThan(400 + 300);
+        }
+    }
+
+    @Test
+    void aWaiterWhoseSubscriptionFailedSubscribesAgainInsteadOfSleepingOutTheLease() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        FaultyLockServer flaky = new FaultyLockServer(fixture.server("lock:"));
+        DefaultLockEngine waiters = fixture.engine(flaky, EngineFixture.fastSettings());
+        LockHandle held = holder.tryLock("flaky", Duration.ZERO, Duration.ofSeconds(30)).orElseThrow();
+
+        flaky.failSubscriptions(true);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        Future<Long> waiter = pool.submit(() -> {
+            try (LockHandle handle = waiters.lock("flaky", Duration.ofSeconds(20))) {
+                return System.nanoTime();
+            }
+        });
+        Await.until(Duration.ofSeconds(5), "the waiter sleeps without a subscription", () -> waiters.waitingCount() == 1);
+        assertThat(redisSubscribers("lock:{flaky}:released")).isZero();
+
+        flaky.failSubscriptions(false);
+        Await.until(Duration.ofSeconds(5), "the waiter subscribed again", () -> redisSubscribers("lock:{flaky}:released") == 1);
+        long releasedAt = System.nanoTime();
+        held.close();
+        long waitedMillis = (waiter.get(20, TimeUnit.SECONDS) - releasedAt) / 1_000_000;
+        pool.shutdown();
+        // woken by the release message, not by the holder's 30 s lease running out
+        assertThat(waitedMillis).isLessThan(500);
+    }
+
+    private int redisSubscribers(String channel) {
+        String reply = redis.server().command("PUBSUB", "NUMSUB", channel);
+        return Integer.parseInt(reply.replaceAll("[\\[\\]\\s]", "").split(",")[1]);
+    }
+
+    @Test
+    void aThousandDistinctContendedKeysShareOneSubscriptionConnection() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        DefaultLockEngine waiter = fixture.engine();
+        int keys = 1000;
+        List<LockHandle> held = new ArrayList<>();
+        for (int i = 0; i < keys; i++) {
+            held.add(holder.lock("many:" + i, Duration.ZERO));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(200);
+        List<Future<Boolean>> waits = new ArrayList<>();
+        for (int i = 0; i < keys; i++) {
+            String key = "many:" + i;
+            waits.add(pool.submit(() -> {
+                Optional<LockHandle> handle = waiter.tryLock(key, Duration.ofSeconds(40), null);
+                handle.ifPresent(LockHandle::close);
+                return handle.isPresent();
+            }));
+        }
+        Await.until(Duration.ofSeconds(20), "200 waiters subscribed", () -> waiter.subscribedChannelCount() >= 200);
+        int clientsBefore = connectedClients();
+        held.forEach(LockHandle::close);
+        int acquired = 0;
+        for (Future<Boolean> wait : waits) {
+            acquired += wait.get(60, TimeUnit.SECONDS) ? 1 : 0;
+        }
+        pool.shutdown();
+        assertThat(acquired).isEqualTo(keys);
+        // two data connections and one subscription connection per engine, whatever the number of keys
+        assertThat(clientsBefore).isLessThanOrEqualTo(5);
+    }
+
+    private int connectedClients() {
+        String info = redis.server().command("INFO", "clients");
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("connected_clients:")) {
+                return Integer.parseInt(line.substring("connected_clients:".length()).trim());
+            }
+        }
+        throw new IllegalStateException(info);
+    }
+}

@@ -1,0 +1,51 @@
+package dev.leasehold.test.redis;
+
+/**
+ * A real Redis server that one test class owns. Get one from {@link TestRedisServers#start()} or
+ * {@link RedisServerExtension}.
+ * <p>
+ * Servers started by the tests themselves can be stopped, restarted on the same port, paused and
+ * resumed, so fault tests can simulate crashes and stalls. A server given through
+ * {@code LEASEHOLD_TEST_REDIS_URL} cannot: fault operations then abort the calling test.
+ */
+public interface TestRedisServer extends AutoCloseable {
+
+    /** How this server was provided: {@code env}, {@code redis-server}, {@code testcontainers} or {@code embedded}. */
+    String kind();
+
+    String host();
+
+    int port();
+
+    /** {@code redis://host:port} (plus credentials and database when the environment gave them). */
+    String url();
+
+    /** Whether {@link #stop()}, {@link #start()}, {@link #pause()} and {@link #resume()} work on this server. */
+    boolean controllable();
+
+    /** Kills the server at once, as a crash would; it keeps no data. */
+    void stop();
+
+    /** Starts the server again on the same port and waits until it answers PING. */
+    void start();
+
+    /** Freezes the server process (SIGSTOP): connections stay open but nothing answers. */
+    void pause();
+
+    /** Unfreezes a paused server. */
+    void resume();
+
+    /** Sends one command over a fresh connection and returns the reply as text (for test set-up and checks). */
+    default String command(String... args) {
+        return RespClient.command(host(), port(), args);
+    }
+
+    /** Sends the commands in order over one fresh connection and returns the replies as text. */
+    default java.util.List<String> commands(java.util.List<String[]> commands) {
+        return RespClient.commands(host(), port(), commands);
+    }
+
+    /** Stops the server for good and frees what it used. */
+    @Override
+    void close();
+}

@@ -1,0 +1,94 @@
+package dev.leasehold.test.redis;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.List;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Starts a Redis server for a test, from the first source that works here:
+ * <ol>
+ * <li>the URL in the environment variable {@value #URL_VARIABLE} (shared, not controllable);</li>
+ * <li>a {@code redis-server} binary on the PATH (or named by {@value #BINARY_VARIABLE}), on a free loopback port;</li>
+ * <li>Testcontainers ({@code redis:7-alpine}) when a Docker engine is reachable;</li>
+ * <li>the binary packaged by {@code embedded-redis}.</li>
+ * </ol>
+ * It logs which one it used.
+ */
+public final class TestRedisServers {
+
+    public static final String URL_VARIABLE = "LEASEHOLD_TEST_REDIS_URL";
+
+    public static final String BINARY_VARIABLE = "LEASEHOLD_TEST_REDIS_BINARY";
+
+    private static final Logger logger = LoggerFactory.getLogger(TestRedisServers.class);
+
+    private TestRedisServers() {
+    }
+
+    /** A running server with no extra configuration. */
+    public static TestRedisServer start() {
+        return start(List.of());
+    }
+
+    /**
+     * A running server; {@code extraArgs} are passed to {@code redis-server} (for example
+     * {@code --cluster-enabled yes}) and ignored by the shared environment server.
+     */
+    public static TestRedisServer start(List<String> extraArgs) {
+        TestRedisServer server = create(extraArgs);
+        server.start();
+        logger.info("Test Redis: {} at {}", server.kind(), server.url());
+        return server;
+    }
+
+    private static TestRedisServer create(List<String> extraArgs) {
+        String url = System.getenv(URL_VARIABLE);
+        if (url != null && !url.isBlank()) {
+            return new ExternalRedisServer(url.trim());
+        }
+        String binary = findBinary();
+        if (binary != null) {
+            return new LocalRedisServer(binary, freePort(), extraArgs);
+        }
+        if (ContainerRedisServer.dockerAvailable()) {
+            return new ContainerRedisServer(freePort(), extraArgs);
+        }
+        logger.info("Test Redis: no redis-server on the PATH and no Docker engine; using the embedded binary");
+        return new EmbeddedRedisServer(freePort());
+    }
+
+    static String findBinary() {
+        String configured = System.getenv(BINARY_VARIABLE);
+        if (configured != null && !configured.isBlank()) {
+            return configured.trim();
+        }
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return null;
+        }
+        for (String dir : path.split(File.pathSeparator)) {
+            File candidate = new File(dir, "redis-server");
+            if (candidate.isFile() && candidate.canExecute()) {
+                return candidate.getAbsolutePath();
+            }
+        }
+        return null;
+    }
+
+    /** A loopback port nobody listens on now. */
+    public static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            socket.setReuseAddress(true);
+            return socket.getLocalPort();
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+}
