@@ -1,17 +1,31 @@
 package dev.leasehold;
 
+import java.util.List;
 import java.util.Optional;
 
 import dev.leasehold.engine.CurrentLocks;
 
-/** The lock that {@code @DistributedLock} took for the call running now on this thread. */
+/**
+ * The lock that {@code @DistributedLock} took for the call running now on this thread, so the method can
+ * pass its fencing token to the resource without a parameter of its own. Methods returning a
+ * {@code Mono} or {@code Flux} find their handle in the Reactor {@code Context} under
+ * {@code LockHandle.class} instead (their body does not run on the calling thread).
+ */
 public final class LockContext {
 
     private LockContext() {
     }
 
-    /** The innermost lock taken by {@code @DistributedLock} for the call running now on this thread. */
+    /**
+     * The innermost lock taken by {@code @DistributedLock} for the call running now on this thread (for a
+     * multi-key call, the last key in lock order).
+     */
     public static Optional<LockHandle> current() {
         return CurrentLocks.innermost();
+    }
+
+    /** Every lock the innermost {@code @DistributedLock} call running on this thread took, in lock order. */
+    public static List<LockHandle> currentLocks() {
+        return CurrentLocks.innermostFrame();
     }
 }

@@ -44,6 +44,14 @@ public class LeaseholdProperties {
      */
     private Duration subscriptionLinger = Duration.ofSeconds(2);
 
+    /**
+     * Order of the @DistributedLock advice among the other advice on a bean (lower runs first, outside).
+     * The default, Integer.MAX_VALUE - 100, wraps the transaction and cache advice (ordered
+     * Integer.MAX_VALUE by Spring Boot), so a lock is taken before a transaction begins and released after
+     * it has committed or rolled back.
+     */
+    private int adviceOrder = 2147483547;
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -82,6 +90,14 @@ public class LeaseholdProperties {
 
     public void setRedisTimeout(Duration redisTimeout) {
         this.redisTimeout = redisTimeout;
+    }
+
+    public int getAdviceOrder() {
+        return adviceOrder;
+    }
+
+    public void setAdviceOrder(int adviceOrder) {
+        this.adviceOrder = adviceOrder;
     }
 
     public Duration getSubscriptionLinger() {

@@ -2,41 +2,50 @@ package dev.leasehold.engine;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
 import java.util.Optional;
 
 import dev.leasehold.LockHandle;
 
 /**
- * The stack of locks that {@code @DistributedLock} holds for the calls running on this thread; read
- * through {@link dev.leasehold.LockContext}. Internal: only the aspect pushes and pops.
+ * The locks that {@code @DistributedLock} holds for the calls running on this thread, one frame per call
+ * (a multi-key call holds several); read through {@link dev.leasehold.LockContext}. Internal: only the
+ * aspect pushes and pops.
  */
 public final class CurrentLocks {
 
-    private static final ThreadLocal<Deque<LockHandle>> STACK = new ThreadLocal<>();
+    private static final ThreadLocal<Deque<List<LockHandle>>> FRAMES = new ThreadLocal<>();
 
     private CurrentLocks() {
     }
 
+    /** The last lock the innermost call took. */
     public static Optional<LockHandle> innermost() {
-        Deque<LockHandle> stack = STACK.get();
-        return (stack == null || stack.isEmpty()) ? Optional.empty() : Optional.of(stack.peek());
+        List<LockHandle> frame = innermostFrame();
+        return frame.isEmpty() ? Optional.empty() : Optional.of(frame.get(frame.size() - 1));
     }
 
-    public static void push(LockHandle handle) {
-        Deque<LockHandle> stack = STACK.get();
-        if (stack == null) {
-            stack = new ArrayDeque<>();
-            STACK.set(stack);
+    /** Every lock the innermost call took, in the order it took them; empty outside a locked call. */
+    public static List<LockHandle> innermostFrame() {
+        Deque<List<LockHandle>> frames = FRAMES.get();
+        return (frames == null || frames.isEmpty()) ? List.of() : frames.peek();
+    }
+
+    public static void push(List<LockHandle> handles) {
+        Deque<List<LockHandle>> frames = FRAMES.get();
+        if (frames == null) {
+            frames = new ArrayDeque<>();
+            FRAMES.set(frames);
         }
-        stack.push(handle);
+        frames.push(handles);
     }
 
     public static void pop() {
-        Deque<LockHandle> stack = STACK.get();
-        if (stack != null) {
-            stack.poll();
-            if (stack.isEmpty()) {
-                STACK.remove();
+        Deque<List<LockHandle>> frames = FRAMES.get();
+        if (frames != null) {
+            frames.poll();
+            if (frames.isEmpty()) {
+                FRAMES.remove();
             }
         }
     }

@@ -160,6 +160,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
                     + "' and asked for " + mode + ": upgrading a read lock would deadlock; release it first");
         }
         lock.holds.incrementAndGet();
+        lock.threadBoundHolds.incrementAndGet();
         return lock;
     }
 
@@ -290,7 +291,13 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     @Override
     public void detachFromThread(LockHandle handle) {
         if (handle instanceof DefaultLockHandle own) {
-            HeldLock lock = own.lock();
+            own.release().detach();
+        }
+    }
+
+    /** A handle stopped tying the lock to its thread: the last one ends re-entrancy for that thread. */
+    void unbind(HeldLock lock) {
+        if (lock.threadBoundHolds.decrementAndGet() == 0) {
             held.remove(new Owner(lock.owner, lock.key()), lock);
         }
     }

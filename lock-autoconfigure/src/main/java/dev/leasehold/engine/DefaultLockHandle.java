@@ -57,6 +57,9 @@ final class DefaultLockHandle implements LockHandle {
 
         private final AtomicBoolean done = new AtomicBoolean();
 
+        /** Whether this handle still ties the lock to its owner thread for re-entrancy. */
+        private final AtomicBoolean threadBound = new AtomicBoolean(true);
+
         private final HeldLock lock;
 
         private final DefaultLockEngine engine;
@@ -69,7 +72,14 @@ final class DefaultLockHandle implements LockHandle {
         @Override
         public void run() {
             if (done.compareAndSet(false, true)) {
+                detach();
                 engine.exit(lock);
+            }
+        }
+
+        void detach() {
+            if (threadBound.compareAndSet(true, false)) {
+                engine.unbind(lock);
             }
         }
 

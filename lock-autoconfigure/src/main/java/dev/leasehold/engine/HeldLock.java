@@ -34,6 +34,9 @@ final class HeldLock {
 
     final AtomicInteger holds = new AtomicInteger(1);
 
+    /** Open handles that still tie this lock to its owner thread for re-entrancy (not detached). */
+    final AtomicInteger threadBoundHolds = new AtomicInteger(1);
+
     final AtomicReference<State> state = new AtomicReference<>(State.HELD);
 
     /** Local estimate of when the lease ends: the send time of the last confirmed write plus the lease. */

@@ -17,10 +17,11 @@ public interface LockEngine extends LockService {
     Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime);
 
     /**
-     * Stops treating the calling thread as the owner of this acquisition for re-entrancy, for a lock that
-     * outlives the call that took it (a {@code CompletionStage} or {@code Mono} result): the thread moves
-     * on to other work, and a later lock on the same key from it must wait like anyone else's. The lock
-     * stays held until the handle is closed, from any thread.
+     * Stops this handle from tying its lock to the calling thread, for a lock that outlives the call that
+     * took it (a {@code CompletionStage} or {@code Mono} result): the thread moves on to other work, and a
+     * later lock on the same key from it must wait like anyone else's, unless another, still thread-bound
+     * handle of the same acquisition is open (an outer call that holds the key). The lock stays held until
+     * the handle is closed, from any thread.
      */
     void detachFromThread(LockHandle handle);
 }

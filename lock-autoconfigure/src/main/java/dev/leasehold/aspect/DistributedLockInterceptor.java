@@ -1,0 +1,292 @@
+package dev.leasehold.aspect;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import dev.leasehold.LockAcquisitionException;
+import dev.leasehold.LockHandle;
+import dev.leasehold.LockKeyException;
+import dev.leasehold.LockMode;
+import dev.leasehold.LockService;
+import dev.leasehold.OnLockFailure;
+import dev.leasehold.engine.CurrentLocks;
+import dev.leasehold.engine.LockEngine;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Runs a {@code @DistributedLock} method under its lock: evaluates the keys, takes every lock (all or
+ * nothing, in key order, within one wait), runs the method, and releases in reverse order when the call
+ * is over. A call is over when the method returns or throws; when the {@code CompletionStage} it returned
+ * completes; when the publisher it returned completes, errors or is cancelled; or, for a lock taken while
+ * a transaction was already open on the thread, when that transaction completes.
+ * <p>
+ * The method never runs unlocked unless the annotation asked for it: {@code onFailure = SKIP} does not run
+ * it at all, and {@code fallback} runs the named method instead.
+ */
+public class DistributedLockInterceptor implements MethodInterceptor {
+
+    private static final Log logger = LogFactory.getLog(DistributedLockInterceptor.class);
+
+    private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
+            "org.springframework.transaction.support.TransactionSynchronizationManager",
+            DistributedLockInterceptor.class.getClassLoader());
+
+    private final LockAttributeSource attributes;
+
+    private final LockKeyEvaluator keyEvaluator;
+
+    private final Supplier<LockService> lockServiceSupplier;
+
+    private final Supplier<Duration> defaultWaitTime;
+
+    private final Set<Method> warnedAboutOpenTransaction = ConcurrentHashMap.newKeySet();
+
+    private volatile LockService lockService;
+
+    private volatile ReactiveLocking reactiveLocking;
+
+    /**
+     * @param lockService looked up on the first call, so that creating the interceptor (early, with the
+     * other advisors) does not create the Redis connection
+     * @param defaultWaitTime {@code leasehold.wait-time}, read on every call that has no wait of its own
+     */
+    DistributedLockInterceptor(LockAttributeSource attributes, LockKeyEvaluator keyEvaluator,
+            Supplier<LockService> lockService, Supplier<Duration> defaultWaitTime) {
+        this.attributes = attributes;
+        this.keyEvaluator = keyEvaluator;
+        this.lockServiceSupplier = lockService;
+        this.defaultWaitTime = defaultWaitTime;
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+        Object target = invocation.getThis();
+        Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : null;
+        LockAttribute attribute = attributes.getAttribute(invocation.getMethod(), targetClass);
+        if (attribute == null) {
+            return invocation.proceed();
+        }
+        List<String> keys = keyEvaluator.keys(attribute, target, targetClass, invocation.getArguments());
+        return switch (attribute.resultKind()) {
+            case PLAIN -> invokeHoldingUntilReturn(invocation, attribute, keys);
+            case COMPLETION_STAGE -> invokeHoldingUntilStageCompletes(invocation, attribute, keys);
+            case REACTIVE -> reactiveLocking().invoke(invocation, attribute, keys);
+        };
+    }
+
+    private Object invokeHoldingUntilReturn(MethodInvocation invocation, LockAttribute attribute, List<String> keys)
+            throws Throwable {
+        Acquisition acquisition = acquire(attribute, keys);
+        if (!acquisition.acquired()) {
+            if (attribute.fallback() != null) {
+                return invokeFallback(invocation, attribute, acquisition.failure());
+            }
+            if (attribute.onFailure() == OnLockFailure.SKIP) {
+                return SkipValues.forReturnType(attribute.method());
+            }
+            throw acquisition.failure();
+        }
+        boolean releasedByTransaction = TRANSACTIONS_PRESENT && TransactionBoundRelease.deferIfInTransaction(
+                acquisition.handles(), this::release, () -> warnOnceAboutOpenTransaction(attribute));
+        CurrentLocks.push(acquisition.handles());
+        try {
+            return invocation.proceed();
+        }
+        finally {
+            CurrentLocks.pop();
+            if (!releasedByTransaction) {
+                release(acquisition.handles());
+            }
+        }
+    }
+
+    private Object invokeHoldingUntilStageCompletes(MethodInvocation invocation, LockAttribute attribute,
+            List<String> keys) throws Throwable {
+        Acquisition acquisition = acquire(attribute, keys);
+        if (!acquisition.acquired()) {
+            if (attribute.fallback() != null) {
+                return invokeFallback(invocation, attribute, acquisition.failure());
+            }
+            if (attribute.onFailure() == OnLockFailure.SKIP) {
+                return SkipValues.forReturnType(attribute.method());
+            }
+            // the caller handles failures of this call in the stage, so this one goes there too
+            return CompletableFuture.failedFuture(acquisition.failure());
+        }
+        List<LockHandle> handles = acquisition.handles();
+        Object result;
+        CurrentLocks.push(handles);
+        try {
+            result = invocation.proceed();
+        }
+        catch (Throwable ex) {
+            release(handles);
+            throw ex;
+        }
+        finally {
+            CurrentLocks.pop();
+        }
+        if (result == null) {
+            release(handles);
+            return null;
+        }
+        // the stage may complete on any thread, long after this one moved on to other work
+        handles.forEach(this::detachFromThread);
+        CompletionStage<?> stage = (CompletionStage<?>) result;
+        CompletionStage<?> releasing = stage.whenComplete((value, error) -> release(handles));
+        // the caller sees the stage complete only once the lock is released, and cancelling it does not
+        // release a lock whose work is still running
+        return attribute.method().getReturnType().isInstance(releasing) ? releasing : result;
+    }
+
+    /** Takes every key in order within one wait; on failure, gives back what it took. */
+    Acquisition acquire(LockAttribute attribute, List<String> keys) {
+        LockService service = lockService();
+        Duration wait = attribute.waitTime() != null ? attribute.waitTime() : defaultWaitTime.get();
+        long deadline = System.nanoTime() + wait.toNanos();
+        List<LockHandle> handles = new ArrayList<>(keys.size());
+        for (String key : keys) {
+            Duration left = handles.isEmpty() ? wait : Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            Optional<LockHandle> handle;
+            try {
+                handle = tryLock(service, key, attribute, left);
+            }
+            catch (LockAcquisitionException ex) {
+                release(handles);
+                return Acquisition.failed(failure(attribute, key, wait, ex));
+            }
+            catch (LockKeyException ex) {
+                release(handles);
+                LockKeyException failure = new LockKeyException("@DistributedLock on " + attribute.description()
+                        + ": " + ex.getMessage() + "; the method was not run");
+                failure.initCause(ex);
+                throw failure;
+            }
+            catch (RuntimeException ex) {
+                release(handles);
+                throw ex;
+            }
+            if (handle.isEmpty()) {
+                release(handles);
+                return Acquisition.failed(failure(attribute, key, wait, null));
+            }
+            handles.add(handle.get());
+        }
+        return new Acquisition(handles, null);
+    }
+
+    private static Optional<LockHandle> tryLock(LockService service, String key, LockAttribute attribute, Duration wait) {
+        if (service instanceof LockEngine engine) {
+            return engine.tryLock(key, attribute.mode(), wait, attribute.leaseTime());
+        }
+        if (attribute.mode() != LockMode.EXCLUSIVE) {
+            throw new IllegalStateException("@DistributedLock on " + attribute.description() + " asks for mode "
+                    + attribute.mode() + ", but the application's LockService (" + service.getClass().getName()
+                    + ") has only exclusive locks; implement dev.leasehold.engine.LockEngine for read/write locks");
+        }
+        return service.tryLock(key, wait, attribute.leaseTime());
+    }
+
+    private static LockAcquisitionException failure(LockAttribute attribute, String key, Duration wait,
+            LockAcquisitionException cause) {
+        String reason = cause == null ? "another owner held it"
+                : cause.getCause() != null ? "Redis did not answer (" + cause.getCause() + ")" : cause.getMessage();
+        return new LockAcquisitionException(key, "Could not lock '" + key + "' for " + attribute.description()
+                + " within " + wait + ": " + reason, cause != null && cause.getCause() != null ? cause.getCause() : cause);
+    }
+
+    /** Releases in reverse lock order. Closing never throws for a lost or unreachable lock; it logs. */
+    void release(List<LockHandle> handles) {
+        for (int i = handles.size() - 1; i >= 0; i--) {
+            try {
+                handles.get(i).close();
+            }
+            catch (RuntimeException ex) {
+                logger.warn("Releasing " + handles.get(i) + " failed; it expires after its lease", ex);
+            }
+        }
+    }
+
+    void detachFromThread(LockHandle handle) {
+        if (lockService() instanceof LockEngine engine) {
+            engine.detachFromThread(handle);
+        }
+    }
+
+    Object invokeFallback(MethodInvocation invocation, LockAttribute attribute, LockAcquisitionException failure)
+            throws Throwable {
+        Object[] arguments = invocation.getArguments();
+        if (attribute.fallbackTakesException()) {
+            Object[] withFailure = new Object[arguments.length + 1];
+            System.arraycopy(arguments, 0, withFailure, 0, arguments.length);
+            withFailure[arguments.length] = failure;
+            arguments = withFailure;
+        }
+        try {
+            return attribute.fallback().invoke(invocation.getThis(), arguments);
+        }
+        catch (InvocationTargetException ex) {
+            throw ex.getTargetException();
+        }
+    }
+
+    private void warnOnceAboutOpenTransaction(LockAttribute attribute) {
+        if (warnedAboutOpenTransaction.add(attribute.method()) && logger.isWarnEnabled()) {
+            logger.warn("@DistributedLock on " + attribute.description() + " was called inside a transaction that "
+                    + "was already open, so its lock is released when that transaction completes, not when the "
+                    + "method returns. The transaction began before the lock was taken and may have read data "
+                    + "that the previous holder was still changing; take the lock outside the transaction. "
+                    + "(Logged once per method.)");
+        }
+    }
+
+    private LockService lockService() {
+        LockService service = lockService;
+        if (service == null) {
+            service = lockServiceSupplier.get();
+            if (service == null) {
+                throw new IllegalStateException("@DistributedLock needs a LockService bean, and there is none: "
+                        + "configure Redis with spring.data.redis.*, or turn locking off with leasehold.enabled=false");
+            }
+            lockService = service;
+        }
+        return service;
+    }
+
+    private ReactiveLocking reactiveLocking() {
+        ReactiveLocking locking = reactiveLocking;
+        if (locking == null) {
+            // only created when a method returns a reactive type, so Reactor stays optional
+            locking = new ReactiveLocking(this);
+            reactiveLocking = locking;
+        }
+        return locking;
+    }
+
+    /** The locks of one call, or why it could not have them. */
+    record Acquisition(List<LockHandle> handles, LockAcquisitionException failure) {
+
+        static Acquisition failed(LockAcquisitionException failure) {
+            return new Acquisition(List.of(), failure);
+        }
+
+        boolean acquired() {
+            return failure == null;
+        }
+    }
+}

@@ -1,0 +1,238 @@
+package dev.leasehold.aspect;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+
+import dev.leasehold.DistributedLock;
+import dev.leasehold.LockAcquisitionException;
+import dev.leasehold.aspect.LockAttribute.ResultKind;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.env.PropertyResolver;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelCompilerMode;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.SpelParserConfiguration;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+import org.springframework.util.StringUtils;
+
+/**
+ * Finds and parses {@code @DistributedLock} on a method, once per method and target class (as Spring's
+ * transaction and cache attribute sources do). The annotation may sit on the class's method or on an
+ * interface or superclass method it overrides. Everything that can be checked without calling the method
+ * is checked here, so a typo fails the application at startup with the class, method and attribute named.
+ */
+public class LockAttributeSource {
+
+    private static final LockAttribute NONE = new LockAttribute(null, null, null, null, null, null, null, null, null,
+            false, null, null);
+
+    private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
+            LockAttributeSource.class.getClassLoader());
+
+    private final Map<MethodClassKey, LockAttribute> cache = new ConcurrentHashMap<>(256);
+
+    private final PropertyResolver placeholders;
+
+    private final ParameterNameDiscoverer parameterNames;
+
+    // MIXED: expressions are compiled to bytecode after a few calls, and fall back to interpretation if needed
+    private final SpelExpressionParser parser = new SpelExpressionParser(
+            new SpelParserConfiguration(SpelCompilerMode.MIXED, LockAttributeSource.class.getClassLoader()));
+
+    /**
+     * @param placeholders resolves {@code ${...}} in {@code name}, {@code waitTime} and {@code leaseTime}
+     * (the application's {@code Environment}); null for none
+     */
+    public LockAttributeSource(PropertyResolver placeholders, ParameterNameDiscoverer parameterNames) {
+        this.placeholders = placeholders;
+        this.parameterNames = parameterNames;
+    }
+
+    /** The attribute of a method called on a target of the given class, or null when it is not annotated. */
+    public LockAttribute getAttribute(Method method, Class<?> targetClass) {
+        MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
+        LockAttribute cached = cache.get(cacheKey);
+        if (cached == null) {
+            // parse outside computeIfAbsent: a parse error must not poison the map, and parsing may be slow
+            LockAttribute parsed = parse(method, targetClass);
+            cached = cache.computeIfAbsent(cacheKey, key -> parsed != null ? parsed : NONE);
+        }
+        return cached != NONE ? cached : null;
+    }
+
+    private LockAttribute parse(Method method, Class<?> targetClass) {
+        Class<?> userClass = targetClass != null ? ClassUtils.getUserClass(targetClass) : method.getDeclaringClass();
+        Method specific = AopUtils.getMostSpecificMethod(method, userClass);
+        DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
+        if (annotation == null && specific != method) {
+            annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+        }
+        if (annotation == null) {
+            return null;
+        }
+        String where = "@DistributedLock on " + userClass.getName() + "." + specific.getName()
+                + "(" + parameterList(specific) + ")";
+        String name = resolve(annotation.name(), "name", where);
+        if (!StringUtils.hasText(name)) {
+            name = specific.getDeclaringClass().getName() + "." + specific.getName();
+        }
+        Expression key = parseKey(annotation.key(), specific, where);
+        Duration waitTime = duration(annotation.waitTime(), "waitTime", where, true);
+        Duration leaseTime = duration(annotation.leaseTime(), "leaseTime", where, false);
+        Class<?> returnType = specific.getReturnType();
+        ResultKind resultKind = ResultKind.PLAIN;
+        ReactiveAdapter reactiveAdapter = null;
+        if (CompletionStage.class.isAssignableFrom(returnType)) {
+            resultKind = ResultKind.COMPLETION_STAGE;
+        }
+        else if (REACTOR_PRESENT && (reactiveAdapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType)) != null) {
+            resultKind = ResultKind.REACTIVE;
+        }
+        Method fallback = null;
+        boolean fallbackTakesException = false;
+        if (StringUtils.hasText(annotation.fallback())) {
+            fallback = findFallback(userClass, specific, annotation.fallback().trim(), where);
+            fallbackTakesException = fallback.getParameterCount() > specific.getParameterCount();
+            ReflectionUtils.makeAccessible(fallback);
+        }
+        String description = userClass.getSimpleName() + "." + specific.getName();
+        return new LockAttribute(specific, description, name, key, waitTime, leaseTime, annotation.mode(),
+                annotation.onFailure(), fallback, fallbackTakesException, resultKind, reactiveAdapter);
+    }
+
+    private String resolve(String value, String attribute, String where) {
+        if (placeholders == null || !value.contains("${")) {
+            return value.trim();
+        }
+        try {
+            return placeholders.resolveRequiredPlaceholders(value).trim();
+        }
+        catch (IllegalArgumentException ex) {
+            throw new IllegalStateException(where + ": " + attribute + " '" + value + "' cannot be resolved: "
+                    + ex.getMessage(), ex);
+        }
+    }
+
+    private Duration duration(String value, String attribute, String where, boolean zeroAllowed) {
+        String text = resolve(value, attribute, where);
+        if (text.isEmpty()) {
+            return null;
+        }
+        Duration duration;
+        try {
+            duration = DurationStyle.detectAndParse(text);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new IllegalStateException(where + ": " + attribute + " '" + value
+                    + "' is not a duration (write it like 500ms, 5s, 1m or PT5S)", ex);
+        }
+        if (duration.isNegative() || (!zeroAllowed && duration.isZero())) {
+            throw new IllegalStateException(where + ": " + attribute + " '" + value + "' must be "
+                    + (zeroAllowed ? "zero or positive" : "positive (leave it empty for a watchdog-renewed lease)"));
+        }
+        return duration;
+    }
+
+    private Expression parseKey(String source, Method method, String where) {
+        if (!StringUtils.hasText(source)) {
+            return null;
+        }
+        Expression expression;
+        try {
+            expression = parser.parseExpression(source);
+        }
+        catch (ParseException ex) {
+            throw new IllegalStateException(where + ": key '" + source + "' is not a valid SpEL expression: "
+                    + ex.getMessage(), ex);
+        }
+        checkVariables(expression, source, method, where);
+        return expression;
+    }
+
+    /** A {@code #name} that is no parameter is a typo that would otherwise lock on "null" at run time. */
+    private void checkVariables(Expression expression, String source, Method method, String where) {
+        String[] names = parameterNames.getParameterNames(method);
+        if (names == null || !(expression instanceof SpelExpression spel)) {
+            return; // without parameter names only #p0/#a0 work, and nothing can be checked
+        }
+        Set<String> known = new HashSet<>(Arrays.asList(names));
+        for (int i = 0; i < method.getParameterCount(); i++) {
+            known.add("p" + i);
+            known.add("a" + i);
+        }
+        known.add("root");
+        known.add("this");
+        List<String> unknown = new ArrayList<>();
+        collectVariables(spel.getAST(), known, unknown);
+        if (!unknown.isEmpty()) {
+            throw new IllegalStateException(where + ": key '" + source + "' refers to " + unknown
+                    + ", which is no parameter; the parameters are " + Arrays.toString(names)
+                    + " (also #p0/#a0 by position)");
+        }
+    }
+
+    private static void collectVariables(SpelNode node, Set<String> known, List<String> unknown) {
+        if (node instanceof VariableReference) {
+            String variable = node.toStringAST().substring(1);
+            if (!known.contains(variable)) {
+                unknown.add("#" + variable);
+            }
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            collectVariables(node.getChild(i), known, unknown);
+        }
+    }
+
+    private static Method findFallback(Class<?> userClass, Method method, String name, String where) {
+        Class<?>[] parameters = method.getParameterTypes();
+        List<Method> candidates = new ArrayList<>();
+        ReflectionUtils.doWithMethods(userClass, candidates::add, candidate -> candidate.getName().equals(name)
+                && !candidate.isBridge() && fallbackParametersMatch(candidate.getParameterTypes(), parameters));
+        String expected = name + "(" + parameterList(method) + ")" + " or " + name + "(" + parameterList(method)
+                + (parameters.length > 0 ? ", " : "") + "LockAcquisitionException)";
+        if (candidates.isEmpty()) {
+            throw new IllegalStateException(where + ": fallback '" + name + "' not found on " + userClass.getName()
+                    + "; expected a method " + expected);
+        }
+        // the most specific first: doWithMethods walks from the class to its superclasses
+        Method fallback = candidates.get(0);
+        if (!ClassUtils.isAssignable(method.getReturnType(), fallback.getReturnType())) {
+            throw new IllegalStateException(where + ": fallback " + fallback.getName() + " returns "
+                    + fallback.getReturnType().getName() + ", which is not a " + method.getReturnType().getName());
+        }
+        return fallback;
+    }
+
+    private static boolean fallbackParametersMatch(Class<?>[] candidate, Class<?>[] method) {
+        if (candidate.length == method.length) {
+            return Arrays.equals(candidate, method);
+        }
+        return candidate.length == method.length + 1
+                && Arrays.equals(Arrays.copyOf(candidate, method.length), method)
+                && candidate[method.length].isAssignableFrom(LockAcquisitionException.class);
+    }
+
+    private static String parameterList(Method method) {
+        return String.join(", ", Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).toList());
+    }
+}

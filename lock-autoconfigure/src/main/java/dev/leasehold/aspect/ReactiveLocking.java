@@ -1,0 +1,110 @@
+package dev.leasehold.aspect;
+
+import java.util.List;
+
+import dev.leasehold.LockAcquisitionException;
+import dev.leasehold.LockHandle;
+import dev.leasehold.OnLockFailure;
+import org.aopalliance.intercept.MethodInvocation;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.util.context.Context;
+
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.core.ReactiveAdapter;
+
+/**
+ * Locks around a method that returns a publisher ({@code Mono}, {@code Flux}, or any type Spring's
+ * {@code ReactiveAdapterRegistry} adapts). Nothing happens until subscription; each subscription then
+ * takes the lock on a {@code boundedElastic} thread (waiting blocks, so never on a non-blocking one),
+ * calls the method, and releases when its publisher completes, errors or is cancelled. The handle is in
+ * the subscriber's Reactor {@code Context} under {@code LockHandle.class}. Only loaded when Reactor is
+ * on the class path.
+ */
+final class ReactiveLocking {
+
+    private final DistributedLockInterceptor locking;
+
+    ReactiveLocking(DistributedLockInterceptor locking) {
+        this.locking = locking;
+    }
+
+    Object invoke(MethodInvocation invocation, LockAttribute attribute, List<String> keys) {
+        ReactiveAdapter adapter = attribute.reactiveAdapter();
+        // the method runs once per subscription, so each needs its own copy of the call
+        MethodCall call = invocation instanceof ProxyMethodInvocation proxied
+                ? () -> proxied.invocableClone().proceed()
+                : invocation::proceed;
+        Mono<DistributedLockInterceptor.Acquisition> acquire = Mono.fromCallable(() -> {
+            DistributedLockInterceptor.Acquisition acquisition = locking.acquire(attribute, keys);
+            // taken on a pooled thread that will run other work: the lock belongs to the subscription
+            acquisition.handles().forEach(locking::detachFromThread);
+            return acquisition;
+        }).subscribeOn(Schedulers.boundedElastic());
+        Publisher<Object> guarded;
+        if (adapter.isMultiValue()) {
+            guarded = Flux.usingWhen(acquire,
+                    acquisition -> Flux.from(acquisition.acquired() ? publisher(adapter, call, acquisition)
+                            : onFailure(adapter, invocation, attribute, acquisition.failure())),
+                    this::releaseLater, (acquisition, error) -> releaseLater(acquisition), this::releaseLater);
+        }
+        else {
+            guarded = Mono.usingWhen(acquire,
+                    acquisition -> Mono.from(acquisition.acquired() ? publisher(adapter, call, acquisition)
+                            : onFailure(adapter, invocation, attribute, acquisition.failure())),
+                    this::releaseLater, (acquisition, error) -> releaseLater(acquisition), this::releaseLater);
+        }
+        return adapter.fromPublisher(guarded);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Publisher<Object> publisher(ReactiveAdapter adapter, MethodCall call,
+            DistributedLockInterceptor.Acquisition acquisition) {
+        List<LockHandle> handles = acquisition.handles();
+        Context lockContext = Context.of(LockHandle.class, handles.get(handles.size() - 1));
+        return Flux.defer(() -> {
+            Object result;
+            try {
+                result = call.call();
+            }
+            catch (Throwable ex) {
+                return Flux.error(ex);
+            }
+            return result != null ? (Publisher<Object>) adapter.toPublisher(result) : Flux.empty();
+        }).contextWrite(lockContext);
+    }
+
+    @SuppressWarnings("unchecked")
+    private Publisher<Object> onFailure(ReactiveAdapter adapter, MethodInvocation invocation, LockAttribute attribute,
+            LockAcquisitionException failure) {
+        if (attribute.fallback() != null) {
+            return Flux.defer(() -> {
+                try {
+                    Object result = locking.invokeFallback(invocation, attribute, failure);
+                    return result != null ? (Publisher<Object>) adapter.toPublisher(result) : Flux.empty();
+                }
+                catch (Throwable ex) {
+                    return Flux.error(ex);
+                }
+            });
+        }
+        return attribute.onFailure() == OnLockFailure.SKIP ? Flux.empty() : Flux.error(failure);
+    }
+
+    /** One run of the intercepted method. */
+    @FunctionalInterface
+    private interface MethodCall {
+        Object call() throws Throwable;
+    }
+
+    /** Releasing is a blocking round trip: off the (possibly non-blocking) thread that ended the publisher. */
+    private Mono<Void> releaseLater(DistributedLockInterceptor.Acquisition acquisition) {
+        if (acquisition.handles().isEmpty()) {
+            return Mono.empty();
+        }
+        return Mono.<Void>fromRunnable(() -> locking.release(acquisition.handles()))
+            .subscribeOn(Schedulers.boundedElastic());
+    }
+}

@@ -1,0 +1,65 @@
+package dev.leasehold.aspect;
+
+import java.lang.reflect.Array;
+import java.lang.reflect.Method;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+
+import org.springframework.core.CollectionFactory;
+import org.springframework.core.ResolvableType;
+
+/**
+ * What a method with {@code onFailure = SKIP} returns when it is skipped: nothing rather than a made-up
+ * value. Null, {@code Optional.empty()}, an empty collection, map, array or stream, the primitive default;
+ * for a {@code CompletionStage}, a completed stage of the same rule applied to its element type.
+ */
+final class SkipValues {
+
+    private SkipValues() {
+    }
+
+    static Object forReturnType(Method method) {
+        return forType(ResolvableType.forMethodReturnType(method));
+    }
+
+    private static Object forType(ResolvableType type) {
+        Class<?> raw = type.resolve(Object.class);
+        if (raw.isPrimitive()) {
+            return raw == void.class ? null : Array.get(Array.newInstance(raw, 1), 0);
+        }
+        if (raw == Optional.class) {
+            return Optional.empty();
+        }
+        if (raw == OptionalInt.class) {
+            return OptionalInt.empty();
+        }
+        if (raw == OptionalLong.class) {
+            return OptionalLong.empty();
+        }
+        if (raw == OptionalDouble.class) {
+            return OptionalDouble.empty();
+        }
+        if (raw == Stream.class) {
+            return Stream.empty();
+        }
+        if (raw.isArray()) {
+            return Array.newInstance(raw.getComponentType(), 0);
+        }
+        if (Collection.class.isAssignableFrom(raw)) {
+            return CollectionFactory.createCollection(raw, type.asCollection().resolveGeneric(0), 0);
+        }
+        if (Map.class.isAssignableFrom(raw)) {
+            return CollectionFactory.createMap(raw, type.asMap().resolveGeneric(0), 0);
+        }
+        if (java.util.concurrent.CompletionStage.class.isAssignableFrom(raw)) {
+            return CompletableFuture.completedFuture(forType(type.as(java.util.concurrent.CompletionStage.class).getGeneric(0)));
+        }
+        return null;
+    }
+}
