@@ -1,6 +1,7 @@
 package dev.leasehold.aspect;
 
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
@@ -37,12 +38,7 @@ final class ReactiveLocking {
         MethodCall call = invocation instanceof ProxyMethodInvocation proxied
                 ? () -> proxied.invocableClone().proceed()
                 : invocation::proceed;
-        Mono<DistributedLockInterceptor.Acquisition> acquire = Mono.fromCallable(() -> {
-            DistributedLockInterceptor.Acquisition acquisition = locking.acquire(attribute, keys);
-            // taken on a pooled thread that will run other work: the lock belongs to the subscription
-            acquisition.handles().forEach(locking::detachFromThread);
-            return acquisition;
-        }).subscribeOn(Schedulers.boundedElastic());
+        Mono<DistributedLockInterceptor.Acquisition> acquire = acquire(attribute, keys);
         Publisher<Object> guarded;
         if (adapter.isMultiValue()) {
             guarded = Flux.usingWhen(acquire,
@@ -57,6 +53,35 @@ final class ReactiveLocking {
                     this::releaseLater, (acquisition, error) -> releaseLater(acquisition), this::releaseLater);
         }
         return adapter.fromPublisher(guarded);
+    }
+
+    /**
+     * Waits for the locks on a pooled thread. A subscriber that cancels during the wait does not leave
+     * them behind: whatever is granted after the cancel is released at once.
+     */
+    private Mono<DistributedLockInterceptor.Acquisition> acquire(LockAttribute attribute, List<String> keys) {
+        return Mono.<DistributedLockInterceptor.Acquisition>create(sink -> {
+            AtomicBoolean cancelled = new AtomicBoolean();
+            sink.onCancel(() -> cancelled.set(true));
+            Schedulers.boundedElastic().schedule(() -> {
+                DistributedLockInterceptor.Acquisition acquisition;
+                try {
+                    acquisition = locking.acquire(attribute, keys);
+                }
+                catch (Throwable ex) {
+                    sink.error(ex);
+                    return;
+                }
+                // taken on a pooled thread that will run other work: the lock belongs to the subscription
+                acquisition.handles().forEach(locking::detachFromThread);
+                if (cancelled.get()) {
+                    locking.release(acquisition.handles());
+                    return;
+                }
+                sink.success(acquisition); // cancelled just now: discarded, and released below
+            });
+        }).doOnDiscard(DistributedLockInterceptor.Acquisition.class,
+                acquisition -> locking.release(acquisition.handles()));
     }
 
     @SuppressWarnings("unchecked")

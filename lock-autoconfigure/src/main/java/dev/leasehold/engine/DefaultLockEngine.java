@@ -236,6 +236,11 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
                     // the write may still land: take back whatever this token might have been granted
                     server.release(keys, mode, token);
                 }
+                catch (InterruptedException ex) {
+                    // likewise: the caller gives up, but the write is on its way
+                    server.release(keys, mode, token);
+                    throw ex;
+                }
                 catch (java.util.concurrent.ExecutionException ex) {
                     lastError = unwrap(ex);
                 }

@@ -106,6 +106,29 @@ class RedisFaultTest {
     }
 
     @Test
+    void anAcquireWhoseCallerWasInterruptedIsTakenBackAndBlocksNoOne() throws Exception {
+        FaultyLockServer slow = new FaultyLockServer(fixture.server("lock:"));
+        slow.delayAcquires(Duration.ofMillis(300));
+        DefaultLockEngine interrupted = fixture.engine(slow, EngineFixture.fastSettings());
+        DefaultLockEngine other = fixture.engine();
+        Thread caller = new Thread(() -> {
+            try {
+                interrupted.tryLock("interrupted", Duration.ofSeconds(1), null);
+            }
+            catch (LockAcquisitionException expected) {
+                // interrupted while its grant was on the way
+            }
+        });
+        caller.start();
+        Await.until(Duration.ofSeconds(5), "the grant landed in Redis",
+                () -> "1".equals(redis.server().command("EXISTS", "lock:{interrupted}")));
+        caller.interrupt();
+        caller.join(5000);
+        assertThat(other.tryLock("interrupted", Duration.ofSeconds(2), null))
+            .as("taken back at once, not after the 30 s lease").isPresent().get().satisfies(LockHandle::close);
+    }
+
+    @Test
     void aWaiterWhoseSubscriptionReconnectedLooksAgainInsteadOfSleepingOutTheLease() throws Exception {
         DefaultLockEngine holder = fixture.engine(settings(Duration.ofSeconds(30)));
         DefaultLockEngine waiter = fixture.engine(settings(Duration.ofSeconds(30)));
