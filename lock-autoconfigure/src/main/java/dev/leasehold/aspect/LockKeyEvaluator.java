@@ -37,30 +37,33 @@ final class LockKeyEvaluator {
         if (attribute.key() == null) {
             return List.of(attribute.name());
         }
-        String where = "The key '" + attribute.key().getExpressionString() + "' of @DistributedLock on "
-                + attribute.description();
-        Object value = evaluate(attribute, target, targetClass, args, where);
+        Object value = evaluate(attribute, target, targetClass, args);
         if (value instanceof Collection<?> || (value != null && value.getClass().isArray())) {
             TreeSet<String> keys = new TreeSet<>();
             if (value instanceof Collection<?> elements) {
                 for (Object element : elements) {
-                    keys.add(attribute.name() + ":" + LockKeyRenderer.render(element, where));
+                    keys.add(attribute.name() + ":" + LockKeyRenderer.render(element, attribute));
                 }
             }
             else {
                 for (int i = 0; i < Array.getLength(value); i++) {
-                    keys.add(attribute.name() + ":" + LockKeyRenderer.render(Array.get(value, i), where));
+                    keys.add(attribute.name() + ":" + LockKeyRenderer.render(Array.get(value, i), attribute));
                 }
             }
             if (keys.isEmpty()) {
-                throw new LockKeyException(where + " evaluated to an empty collection; the method was not run");
+                throw new LockKeyException(where(attribute) + " evaluated to an empty collection; the method was not run");
             }
             return List.copyOf(keys);
         }
-        return List.of(attribute.name() + ":" + LockKeyRenderer.render(value, where));
+        return List.of(attribute.name() + ":" + LockKeyRenderer.render(value, attribute));
     }
 
-    private Object evaluate(LockAttribute attribute, Object target, Class<?> targetClass, Object[] args, String where) {
+    /** Names the method and expression in messages; built only when something is wrong. */
+    static String where(LockAttribute attribute) {
+        return "The key '" + attribute.key().getExpressionString() + "' of @DistributedLock on " + attribute.description();
+    }
+
+    private Object evaluate(LockAttribute attribute, Object target, Class<?> targetClass, Object[] args) {
         Method method = attribute.method();
         MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
                 new LockExpressionRoot(method, target, targetClass, args), method, args, parameterNames);
@@ -71,8 +74,8 @@ final class LockKeyEvaluator {
             return attribute.key().getValue(context);
         }
         catch (EvaluationException ex) {
-            LockKeyException failure = new LockKeyException(where + " could not be evaluated (" + ex.getMessage()
-                    + "); the method was not run");
+            LockKeyException failure = new LockKeyException(where(attribute) + " could not be evaluated ("
+                    + ex.getMessage() + "); the method was not run");
             failure.initCause(ex);
             throw failure;
         }

@@ -38,18 +38,22 @@ final class LockKeyRenderer {
     private LockKeyRenderer() {
     }
 
-    /** @param where names the method and expression, for the exception message */
-    static String render(Object value, String where) {
-        String text = renderValue(value, where, false);
+    /** @param attribute names the method and expression in the exception message */
+    static String render(Object value, LockAttribute attribute) {
+        String text = renderValue(value, attribute, false);
         if (text.isBlank()) {
-            throw new LockKeyException(where + " evaluated to blank text; the method was not run");
+            throw new LockKeyException(where(attribute) + " evaluated to blank text; the method was not run");
         }
         return text;
     }
 
-    private static String renderValue(Object value, String where, boolean nested) {
+    private static String where(LockAttribute attribute) {
+        return LockKeyEvaluator.where(attribute);
+    }
+
+    private static String renderValue(Object value, LockAttribute attribute, boolean nested) {
         if (value == null) {
-            throw new LockKeyException(where + " evaluated to null" + (nested ? " inside a record" : "")
+            throw new LockKeyException(where(attribute) + " evaluated to null" + (nested ? " inside a record" : "")
                     + "; the method was not run");
         }
         if (value instanceof CharSequence text) {
@@ -69,21 +73,21 @@ final class LockKeyRenderer {
             return date.toInstant().toString();
         }
         if (value instanceof Optional<?> optional) {
-            return renderValue(optional.orElseThrow(() -> new LockKeyException(where
-                    + " evaluated to an empty Optional; the method was not run")), where, nested);
+            return renderValue(optional.orElseThrow(() -> new LockKeyException(where(attribute)
+                    + " evaluated to an empty Optional; the method was not run")), attribute, nested);
         }
         if (value instanceof Record record) {
-            return renderRecord(record, where);
+            return renderRecord(record, attribute);
         }
         if (!hasOwnToString(value.getClass())) {
-            throw new LockKeyException(where + " evaluated to a " + value.getClass().getName()
+            throw new LockKeyException(where(attribute) + " evaluated to a " + value.getClass().getName()
                     + ", which has no toString() of its own (its identity would make every call a different lock); "
                     + "lock on one of its fields instead, e.g. #order.id");
         }
         return nested ? escape(value.toString()) : value.toString();
     }
 
-    private static String renderRecord(Record record, String where) {
+    private static String renderRecord(Record record, LockAttribute attribute) {
         StringBuilder text = new StringBuilder("(");
         RecordComponent[] components = record.getClass().getRecordComponents();
         for (int i = 0; i < components.length; i++) {
@@ -92,7 +96,7 @@ final class LockKeyRenderer {
             }
             Method accessor = components[i].getAccessor();
             ReflectionUtils.makeAccessible(accessor);
-            text.append(renderValue(ReflectionUtils.invokeMethod(accessor, record), where, true));
+            text.append(renderValue(ReflectionUtils.invokeMethod(accessor, record), attribute, true));
         }
         return text.append(')').toString();
     }

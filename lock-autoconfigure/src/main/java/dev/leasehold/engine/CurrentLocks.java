@@ -14,7 +14,8 @@ import dev.leasehold.LockHandle;
  */
 public final class CurrentLocks {
 
-    private static final ThreadLocal<Deque<List<LockHandle>>> FRAMES = new ThreadLocal<>();
+    // kept when empty: a locked call is often followed by another on the same thread
+    private static final ThreadLocal<Deque<List<LockHandle>>> FRAMES = ThreadLocal.withInitial(ArrayDeque::new);
 
     private CurrentLocks() {
     }
@@ -27,26 +28,15 @@ public final class CurrentLocks {
 
     /** Every lock the innermost call took, in the order it took them; empty outside a locked call. */
     public static List<LockHandle> innermostFrame() {
-        Deque<List<LockHandle>> frames = FRAMES.get();
-        return (frames == null || frames.isEmpty()) ? List.of() : frames.peek();
+        List<LockHandle> frame = FRAMES.get().peek();
+        return frame != null ? frame : List.of();
     }
 
     public static void push(List<LockHandle> handles) {
-        Deque<List<LockHandle>> frames = FRAMES.get();
-        if (frames == null) {
-            frames = new ArrayDeque<>();
-            FRAMES.set(frames);
-        }
-        frames.push(handles);
+        FRAMES.get().push(handles);
     }
 
     public static void pop() {
-        Deque<List<LockHandle>> frames = FRAMES.get();
-        if (frames != null) {
-            frames.poll();
-            if (frames.isEmpty()) {
-                FRAMES.remove();
-            }
-        }
+        FRAMES.get().poll();
     }
 }
