@@ -220,7 +220,9 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
                     registration.close();
                     registration = signals.register(keys.channel());
                 }
-                CompletableFuture<Void> release = registration != null ? registration.nextRelease() : null;
+                ReleaseSignals.Pending pendingBeforeTry = registration == null ? signals.pending(keys.channel()) : null;
+                CompletableFuture<Void> release = registration != null ? registration.nextRelease()
+                        : pendingBeforeTry != null ? pendingBeforeTry.nextRelease() : null;
                 String token = tokens.next();
                 long writerWaitingMillis = mode == LockMode.READ ? 0
                         : Math.min(leaseMillis, Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
@@ -263,9 +265,12 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
                     continue;
                 }
                 if (registration == null) {
-                    // subscribe, then try again at once: a release before the subscription must not be missed
                     registration = signals.register(keys.channel());
-                    continue;
+                    if (!registration.covers(pendingBeforeTry)) {
+                        // newly subscribed: a release between the try and the subscription was not seen, so try again
+                        continue;
+                    }
+                    // already subscribed before the try: any release since then completes `release`
                 }
                 long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(grant.blockedForMillis()));
                 if (!registration.subscribed()) {

@@ -39,6 +39,10 @@ public record LockEngineSettings(String keyPrefix, Duration leaseTime, Duration 
         return new LockEngineSettings(keyPrefix, leaseTime, redisTimeout, subscriptionLinger);
     }
 
+    public LockEngineSettings withSubscriptionLinger(Duration subscriptionLinger) {
+        return new LockEngineSettings(keyPrefix, leaseTime, redisTimeout, subscriptionLinger);
+    }
+
     private static void requirePositive(Duration value, String name) {
         Objects.requireNonNull(value, name);
         if (value.isNegative() || value.isZero()) {

@@ -65,6 +65,27 @@ final class ReleaseSignals {
         return new Registration(channel);
     }
 
+    /**
+     * The next release of a channel this JVM already receives, taken before a try: if that try fails, the
+     * waiter can register and sleep at once instead of trying again (a release after the try still wakes
+     * it). Null when the channel is not subscribed now.
+     */
+    Pending pending(String channelName) {
+        Channel channel = channels.get(channelName);
+        if (channel == null) {
+            return null;
+        }
+        CompletableFuture<Void> subscribed = channel.subscribed;
+        if (!subscribed.isDone() || subscribed.isCompletedExceptionally()) {
+            return null;
+        }
+        return new Pending(channel, channel.next.get());
+    }
+
+    /** A release a waiter may sleep on, valid only while its channel stays the one registered. */
+    record Pending(Object channel, CompletableFuture<Void> nextRelease) {
+    }
+
     int subscribedChannels() {
         return channels.size();
     }
@@ -144,6 +165,11 @@ final class ReleaseSignals {
         boolean subscribed() {
             CompletableFuture<Void> subscribed = channel.subscribed;
             return subscribed.isDone() && !subscribed.isCompletedExceptionally();
+        }
+
+        /** Whether this registration is on the channel {@code pending} was taken from (not a newer one). */
+        boolean covers(Pending pending) {
+            return pending != null && pending.channel() == channel;
         }
 
         /** Completes at the next release message on the channel. */

@@ -21,6 +21,9 @@ final class FaultyLockServer implements LockServer {
 
     private volatile long acquireDelayMillis;
 
+    /** Acquire round trips sent, to count what waiting costs Redis. */
+    final java.util.concurrent.atomic.AtomicInteger acquires = new java.util.concurrent.atomic.AtomicInteger();
+
     FaultyLockServer(LockServer real) {
         this.real = real;
     }
@@ -41,6 +44,7 @@ final class FaultyLockServer implements LockServer {
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
             long writerWaitingMillis) {
+        acquires.incrementAndGet();
         CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis);
         long delay = acquireDelayMillis;
         return delay == 0 ? reply

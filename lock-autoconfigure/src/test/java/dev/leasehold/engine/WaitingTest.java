@@ -53,6 +53,32 @@ class WaitingTest extends RealRedisEngineTest {
     }
 
     @Test
+    void aWaiterOnAChannelAlreadySubscribedTriesOnceBeforeSleepingAndOnceWhenWoken() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        FaultyLockServer counted = new FaultyLockServer(fixture.server("lock:"));
+        DefaultLockEngine waiter = fixture.engine(counted,
+                EngineFixture.fastSettings().withSubscriptionLinger(Duration.ofSeconds(10)));
+        LockHandle held = holder.lock("counted", Duration.ZERO);
+        // a first wait subscribes the channel; it stays subscribed (lingers) after that waiter gave up
+        assertThat(waiter.tryLock("counted", Duration.ofMillis(100), null)).isEmpty();
+        assertThat(waiter.subscribedChannelCount()).isEqualTo(1);
+
+        counted.acquires.set(0);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<LockHandle> next = pool.submit(() -> waiter.lock("counted", Duration.ofSeconds(10)));
+            Await.until(Duration.ofSeconds(5), "the waiter sleeps", () -> waiter.waitingCount() == 1);
+            assertThat(counted.acquires.get()).as("round trips before sleeping").isEqualTo(1);
+            held.close();
+            next.get(5, TimeUnit.SECONDS).close();
+            assertThat(counted.acquires.get()).as("round trips in all").isEqualTo(2);
+        }
+        finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void waitersOfOneJvmQueueLocallyAndAllGetTheLockInTurn() throws Exception {
         DefaultLockEngine engine = fixture.engine();
         int threads = 8;
