@@ -33,7 +33,7 @@ final class BenchmarkSuite {
     private static final Duration START_DELAY_ONE_JVM = Duration.ofMillis(20);
 
     /** Time for the second JVM to read the command and start its threads. */
-    private static final Duration START_DELAY_TWO_JVMS = Duration.ofMillis(300);
+    private static final Duration START_DELAY_TWO_JVMS = Duration.ofMillis(200);
 
     private final Settings settings;
 
@@ -64,9 +64,13 @@ final class BenchmarkSuite {
             measurements.machine = Machine.describe(redisServer);
             localCheck = ExclusionCheck.local();
             redisCheck = ExclusionCheck.redis(redis);
-            createContenders();
             if (settings.scenarios().contains(Scenario.CONTENDED_TWO_JVMS)) {
+                // it starts its contenders while this JVM starts its own
                 startSecondJvm();
+            }
+            createContenders();
+            if (secondJvm != null) {
+                awaitSecondJvm();
             }
             warmUp();
             for (int trial = 1; trial <= settings.trials(); trial++) {
@@ -108,7 +112,7 @@ final class BenchmarkSuite {
         for (String id : settings.contenders()) {
             log("starting contender " + id);
             try {
-                Contender contender = Contenders.create(id, redis);
+                Contender contender = Contenders.start(id, redis);
                 contenders.put(id, contender);
                 measurements.displayNames.put(id, contender.displayName());
                 if (contender.unavailableReason() != null) {
@@ -126,12 +130,17 @@ final class BenchmarkSuite {
     private void startSecondJvm() throws Exception {
         log("starting the second JVM");
         secondJvm = SecondJvm.start(BenchmarkMain.class, redis);
-        for (String id : runnable()) {
-            String reason = secondJvm.prepare(id);
+        settings.contenders().forEach(secondJvm::prepare);
+    }
+
+    private void awaitSecondJvm() throws Exception {
+        for (String id : settings.contenders()) {
+            String reason = secondJvm.awaitPrepared();
             if (reason != null) {
                 measurements.unavailableInSecondJvm.put(id, reason);
             }
         }
+        log("second JVM ready");
     }
 
     private void warmUp() throws Exception {
@@ -298,7 +307,9 @@ final class BenchmarkSuite {
         redisServer.close();
     }
 
+    private static final long LOADED_AT = System.nanoTime();
+
     static void log(String message) {
-        System.out.println("[bench] " + message);
+        System.out.printf(java.util.Locale.ROOT, "[bench %6.1f s] %s%n", (System.nanoTime() - LOADED_AT) / 1e9, message);
     }
 }

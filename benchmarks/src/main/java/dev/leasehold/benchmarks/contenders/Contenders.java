@@ -14,7 +14,29 @@ public final class Contenders {
     private Contenders() {
     }
 
-    public static Contender create(String id, Redis redis) {
+    /**
+     * Creates the contender and, when it can run, takes and releases one lock, so that what its library
+     * sets up lazily (connections, pub/sub listeners, script cache) is not charged to the first run.
+     */
+    public static Contender start(String id, Redis redis) {
+        Contender contender = create(id, redis);
+        if (contender.unavailableReason() == null) {
+            try {
+                if (!contender.withLock("startup-" + id, dev.leasehold.LockMode.EXCLUSIVE,
+                        java.time.Duration.ofSeconds(10), () -> {
+                        })) {
+                    throw new IllegalStateException(id + " could not take a free lock within 10 s");
+                }
+            }
+            catch (Exception ex) {
+                contender.close();
+                throw new IllegalStateException(id + " failed its first lock: " + ex, ex);
+            }
+        }
+        return contender;
+    }
+
+    private static Contender create(String id, Redis redis) {
         return switch (id) {
             case LeaseholdContender.ID -> new LeaseholdContender(redis);
             case AnnotatedLeaseholdContender.ID -> new AnnotatedLeaseholdContender(redis);
