@@ -149,9 +149,8 @@ final class BenchmarkSuite {
         }
         log("warming up");
         for (String id : runnable()) {
-            for (Scenario scenario : List.of(Scenario.UNCONTENDED_ONE_THREAD, Scenario.CONTENDED_ONE_JVM,
-                    Scenario.CONTENDED_TWO_JVMS, Scenario.READ_HEAVY)) {
-                if (settings.scenarios().contains(scenario) && applies(scenario, id)) {
+            for (Scenario scenario : settings.scenarios()) {
+                if (applies(scenario, id)) {
                     runOnce(scenario, id, "w", settings.warmup(), 0);
                 }
             }
@@ -198,7 +197,7 @@ final class BenchmarkSuite {
         }
         log("measuring the server's ceiling with redis-benchmark");
         for (int clients : new int[] { 1, 16 }) {
-            int requests = clients == 1 ? 20_000 : 100_000;
+            int requests = clients == 1 ? 10_000 : 30_000;
             for (ServerCeiling.Probe probe : ceiling.probes()) {
                 List<Double> figures = new ArrayList<>();
                 for (int trial = 0; trial < settings.ceilingTrials(); trial++) {

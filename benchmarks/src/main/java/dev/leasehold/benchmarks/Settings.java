@@ -18,7 +18,7 @@ record Settings(int trials, Duration warmup, Duration uncontendedWindow, Duratio
         Path results) {
 
     static Settings full() {
-        return new Settings(3, Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3),
+        return new Settings(3, Duration.ofSeconds(2), Duration.ofSeconds(2), Duration.ofSeconds(3),
                 Duration.ofMillis(1500), 3, true, Contenders.IDS, EnumSet.allOf(Scenario.class), null);
     }
 
@@ -86,7 +86,7 @@ record Settings(int trials, Duration warmup, Duration uncontendedWindow, Duratio
     List<String> describe() {
         List<String> parts = new ArrayList<>();
         parts.add(trials + " trials");
-        parts.add("warm-up " + warmup.toMillis() + " ms per contender and scenario kind");
+        parts.add("warm-up " + warmup.toMillis() + " ms per contender and scenario");
         parts.add("windows: uncontended " + uncontendedWindow.toMillis() + " ms, contended " + contendedWindow.toMillis()
                 + " ms, MONITOR sample " + monitorWindow.toMillis() + " ms");
         return parts;

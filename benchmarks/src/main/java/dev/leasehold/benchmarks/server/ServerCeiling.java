@@ -51,6 +51,7 @@ public final class ServerCeiling {
     /** The command line, for the report. */
     public String commandLine(Probe probe, int clients, int requests) {
         return String.join(" ", arguments(probe, clients, requests)).replace(binary, "redis-benchmark")
+            .replace(" " + redis.port() + " ", " <port> ")
             .replace(compareAndDeleteSha, "<sha of compare-and-delete>");
     }
 
