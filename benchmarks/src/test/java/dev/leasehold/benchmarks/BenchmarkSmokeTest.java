@@ -3,6 +3,8 @@ package dev.leasehold.benchmarks;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.benchmarks.contenders.Contenders;
+import dev.leasehold.test.redis.TestRedisServers;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -18,6 +20,9 @@ class BenchmarkSmokeTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void everyContenderLocksInEveryScenarioWithoutViolatingExclusion() throws Exception {
+        // the benchmark loads only a server of its own, never a shared one
+        Assumptions.assumeTrue(System.getenv(TestRedisServers.URL_VARIABLE) == null,
+                "a shared Redis is configured through " + TestRedisServers.URL_VARIABLE);
         Settings settings = Settings.smoke();
 
         Measurements measurements = new BenchmarkSuite(settings).run();
