@@ -1,0 +1,458 @@
+package dev.leasehold.benchmarks;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.ToDoubleFunction;
+import java.util.stream.Collectors;
+
+import dev.leasehold.benchmarks.contenders.AnnotatedLeaseholdContender;
+import dev.leasehold.benchmarks.contenders.FloorContender;
+import dev.leasehold.benchmarks.contenders.LeaseholdContender;
+import dev.leasehold.benchmarks.contenders.RedissonContender;
+import dev.leasehold.benchmarks.jmh.JmhRunner;
+import dev.leasehold.benchmarks.load.RunResult;
+
+/** Renders {@link Measurements} as RESULTS.md. */
+final class Report {
+
+    static final String COMMAND = "./mvnw -B -pl benchmarks -am verify -Pbenchmarks -DskipTests";
+
+    private static final String REDISSON = RedissonContender.ID;
+
+    private static final String FLOOR = FloorContender.ID;
+
+    private static final List<String> LEASEHOLD = List.of(LeaseholdContender.ID, AnnotatedLeaseholdContender.ID);
+
+    private final Measurements m;
+
+    private final Settings settings;
+
+    private final StringBuilder out = new StringBuilder();
+
+    Report(Measurements measurements, Settings settings) {
+        this.m = measurements;
+        this.settings = settings;
+    }
+
+    String render() {
+        line("# Leasehold benchmarks");
+        line();
+        line("Written by `" + COMMAND + "` (see `benchmarks/README.md`). Every figure is the **median of "
+                + settings.trials() + " trials**; in each trial the contenders take turns, in an order that rotates "
+                + "from trial to trial. Ratios are taken within each trial (same minute, same machine load) and their "
+                + "median is shown. This is a shared 2-core machine: read the ratios, not the absolute figures.");
+        line();
+        for (Map.Entry<String, String> fact : m.machine.facts().entrySet()) {
+            line("- **" + fact.getKey() + "**: " + fact.getValue());
+        }
+        line("- **Run**: " + String.join("; ", settings.describe()) + "; the benchmark itself took "
+                + Math.round(m.runSeconds) + " s (plus the Maven build)");
+        line();
+        exclusionBanner();
+        targets();
+        contenders();
+        for (Scenario scenario : settings.scenarios()) {
+            scenarioTable(scenario);
+        }
+        roundTrips();
+        ceiling();
+        jmh();
+        exclusion();
+        problems();
+        method();
+        return out.toString();
+    }
+
+    private void exclusionBanner() {
+        long violations = m.totalViolations();
+        if (violations > 0) {
+            line("> **MUTUAL EXCLUSION WAS VIOLATED " + violations + " TIMES IN THIS RUN.** See \"Mutual exclusion\" "
+                    + "below. The run exited non-zero.");
+        }
+        else {
+            line("> Mutual exclusion held in every run of every contender (" + m.allRuns.values().stream()
+                .mapToInt(List::size).sum() + " runs, warm-ups and samples included).");
+        }
+        line();
+    }
+
+    private void contenders() {
+        line("## Contenders");
+        line();
+        line("| id | contender | status |");
+        line("|---|---|---|");
+        m.displayNames.forEach((id, name) -> {
+            String status = m.unavailable.containsKey(id) ? "n/a (" + m.unavailable.get(id) + ")"
+                    : m.unavailableInSecondJvm.containsKey(id) ? "second JVM: n/a (" + m.unavailableInSecondJvm.get(id) + ")"
+                    : "ran";
+            line("| `" + id + "` | " + name + " | " + status + " |");
+        });
+        line();
+    }
+
+    // ---- scenario tables -------------------------------------------------------------------------------
+
+    private void scenarioTable(Scenario scenario) {
+        line("## Scenario " + scenario.number + ": " + scenario.title);
+        line();
+        boolean contended = scenario.contended();
+        if (contended) {
+            line("| contender | acquisitions/s | per trial | vs Redisson | vs floor | p50 wait (ms) | p99 wait (ms) | p50 vs Redisson |");
+            line("|---|---:|---|---:|---:|---:|---:|---:|");
+        }
+        else {
+            line("| contender | cycles/s | per trial | vs Redisson | vs floor | share of the server's ceiling |");
+            line("|---|---:|---|---:|---:|---:|");
+        }
+        double ceiling = cycleCeiling(scenario == Scenario.UNCONTENDED_ONE_THREAD ? 1 : 16);
+        for (String id : m.displayNames.keySet()) {
+            List<Measurements.Trial> trials = m.trials(scenario, id);
+            String name = m.displayNames.get(id);
+            if (trials.isEmpty()) {
+                line("| " + name + " | " + notRun(scenario, id) + " | | | | " + (contended ? " | | |" : "|"));
+                continue;
+            }
+            double rate = median(trials, t -> t.result().perSecond());
+            String perTrial = trials.stream().map(t -> number(t.result().perSecond())).collect(Collectors.joining(" / "));
+            String row = "| " + name + " | " + number(rate) + " | " + perTrial + " | "
+                    + ratio(ratio(scenario, id, REDISSON, t -> t.result().perSecond())) + " | "
+                    + ratio(ratio(scenario, id, FLOOR, t -> t.result().perSecond())) + " | ";
+            if (contended) {
+                row += millis(median(trials, t -> t.result().waitMicros(0.5))) + " | "
+                        + millis(median(trials, t -> t.result().waitMicros(0.99))) + " | "
+                        + ratio(ratio(scenario, id, REDISSON, t -> t.result().waitMicros(0.5))) + " |";
+            }
+            else {
+                row += (Double.isNaN(ceiling) ? "n/a" : percent(rate / ceiling)) + " |";
+            }
+            line(row);
+        }
+        line();
+        if (!contended && !Double.isNaN(ceiling)) {
+            line("Server ceiling for one SET NX PX plus one EVALSHA per cycle, from scenario 7 with "
+                    + (scenario == Scenario.UNCONTENDED_ONE_THREAD ? "1 client" : "16 clients") + ": "
+                    + number(ceiling) + " cycles/s.");
+            line();
+        }
+    }
+
+    private String notRun(Scenario scenario, String id) {
+        if (m.unavailable.containsKey(id)) {
+            return "n/a (" + m.unavailable.get(id) + ")";
+        }
+        if (scenario == Scenario.CONTENDED_TWO_JVMS && m.unavailableInSecondJvm.containsKey(id)) {
+            return "n/a (second JVM: " + m.unavailableInSecondJvm.get(id) + ")";
+        }
+        if (scenario == Scenario.READ_HEAVY) {
+            return "n/a (no read/write lock)";
+        }
+        return "n/a";
+    }
+
+    // ---- scenario 6 --------------------------------------------------------------------------------------
+
+    private void roundTrips() {
+        line("## Scenario 6: cost per successful acquisition in scenarios 3 and 4");
+        line();
+        line("Client round trips come from a " + settings.monitorWindow().toMillis() + " ms run of its own watched with "
+                + "`MONITOR` (commands from a client address; script-internal calls show as `[0 lua]` and are not "
+                + "round trips; pushed pub/sub messages do not show at all, SUBSCRIBE/UNSUBSCRIBE do and count). "
+                + "Commands executed by Redis are `INFO commandstats` deltas over the timed trials (they include the "
+                + "calls inside scripts), pooled over all trials. Redis CPU is the `INFO cpu` delta "
+                + "(used_cpu_user + used_cpu_sys) per acquisition, median of the trials; it includes the exclusion "
+                + "check's two commands per acquisition (the same for every contender). The benchmark's own "
+                + "commands (the exclusion check's INCRBY/DECRBY, INFO) are left out of the command counts.");
+        line();
+        for (Scenario scenario : List.of(Scenario.CONTENDED_ONE_JVM, Scenario.CONTENDED_TWO_JVMS)) {
+            if (!settings.scenarios().contains(scenario)) {
+                continue;
+            }
+            line("### Scenario " + scenario.number);
+            line();
+            line("| contender | client round trips / acq. | sent by clients (per acq.) | run inside scripts (per acq.) | Redis commands executed / acq. | executed, by command (per acq.) | Redis CPU µs / acq. |");
+            line("|---|---:|---|---|---:|---|---:|");
+            for (String id : m.displayNames.keySet()) {
+                List<Measurements.Trial> trials = m.trials(scenario, id);
+                String name = m.displayNames.get(id);
+                if (trials.isEmpty()) {
+                    line("| " + name + " | " + notRun(scenario, id) + " | | | | | |");
+                    continue;
+                }
+                Measurements.MonitorResult sample = m.monitor.getOrDefault(scenario, Map.of()).get(id);
+                String trips = "n/a";
+                String sent = "";
+                String scripted = "";
+                if (sample != null && sample.acquisitions() > 0) {
+                    trips = decimal(roundTrips(sample));
+                    sent = perAcquisition(sample.clientCommands(), sample.acquisitions());
+                    scripted = perAcquisition(sample.scriptCommands(), sample.acquisitions());
+                }
+                Map<String, Long> executed = new TreeMap<>();
+                long acquisitions = 0;
+                for (Measurements.Trial trial : trials) {
+                    trial.serverCalls().forEach((command, calls) -> executed.merge(command, calls, Long::sum));
+                    acquisitions += trial.result().acquisitions();
+                }
+                long totalExecuted = executed.values().stream().mapToLong(Long::longValue).sum();
+                double cpuMicros = median(trials, t -> t.result().acquisitions() == 0 ? Double.NaN
+                        : t.serverCpuSeconds() * 1e6 / t.result().acquisitions());
+                line("| " + name + " | " + trips + " | " + sent + " | " + scripted + " | "
+                        + (acquisitions == 0 ? "n/a" : decimal((double) totalExecuted / acquisitions)) + " | "
+                        + perAcquisition(executed, acquisitions) + " | " + decimal(cpuMicros) + " |");
+            }
+            line();
+        }
+    }
+
+    static double roundTrips(Measurements.MonitorResult sample) {
+        long sent = sample.clientCommands().values().stream().mapToLong(Long::longValue).sum();
+        return (double) sent / sample.acquisitions();
+    }
+
+    private static String perAcquisition(Map<String, Long> counts, long acquisitions) {
+        if (acquisitions == 0) {
+            return "";
+        }
+        return counts.entrySet().stream()
+            .sorted((a, b) -> Long.compare(b.getValue(), a.getValue()))
+            .filter(entry -> (double) entry.getValue() / acquisitions >= 0.005)
+            .map(entry -> entry.getKey().toUpperCase(Locale.ROOT) + " " + decimal((double) entry.getValue() / acquisitions))
+            .collect(Collectors.joining(", "));
+    }
+
+    // ---- scenario 7 --------------------------------------------------------------------------------------
+
+    private void ceiling() {
+        line("## Scenario 7: the server's own ceiling (`redis-benchmark`)");
+        line();
+        if (m.ceiling.isEmpty()) {
+            line("Not measured in this run.");
+            line();
+            return;
+        }
+        line("The same server, the commands a lock needs, median of " + settings.ceilingTrials() + " runs each. "
+                + "The compare-and-delete EVALSHA mostly finds no key here (random keys), so it is a lower bound of "
+                + "its cost. Scenarios 1 and 2 show their figures as a share of the lock-cycle ceiling "
+                + "1 / (1/SET + 1/EVALSHA) with 1 and 16 clients.");
+        line();
+        line("| command | clients | requests/s | command line |");
+        line("|---|---:|---:|---|");
+        for (Measurements.CeilingResult result : m.ceiling) {
+            line("| " + result.label() + " | " + result.clients() + " | " + number(medianOf(result.requestsPerSecond()))
+                    + " | `" + result.commandLine() + "` |");
+        }
+        line();
+        line("Lock-cycle ceiling (SET NX PX + EVALSHA): " + number(cycleCeiling(1)) + " cycles/s with 1 client, "
+                + number(cycleCeiling(16)) + " cycles/s with 16 clients.");
+        line();
+    }
+
+    private double cycleCeiling(int clients) {
+        double set = Double.NaN;
+        double evalsha = Double.NaN;
+        for (Measurements.CeilingResult result : m.ceiling) {
+            if (result.clients() == clients && result.label().startsWith("SET")) {
+                set = medianOf(result.requestsPerSecond());
+            }
+            if (result.clients() == clients && result.label().startsWith("EVALSHA")) {
+                evalsha = medianOf(result.requestsPerSecond());
+            }
+        }
+        return 1 / (1 / set + 1 / evalsha);
+    }
+
+    // ---- JMH, exclusion, problems ------------------------------------------------------------------------
+
+    private void jmh() {
+        if (!settings.jmh()) {
+            return;
+        }
+        line("## JMH: one-thread lock+unlock cycle");
+        line();
+        line("`dev.leasehold.benchmarks.jmh`, one fork, brief (see the annotations on each class); against the "
+                + "same server. Score ± 99.9% error.");
+        line();
+        if (m.jmh.isEmpty()) {
+            line("No result (see Problems).");
+            line();
+            return;
+        }
+        line("| benchmark | score | error | unit |");
+        line("|---|---:|---:|---|");
+        for (JmhRunner.Result result : m.jmh) {
+            line("| " + result.benchmark() + " | " + number(result.score()) + " | ± " + number(result.error()) + " | "
+                    + result.unit() + " |");
+        }
+        line();
+    }
+
+    private void exclusion() {
+        line("## Mutual exclusion");
+        line();
+        line("Every critical section checks that the lock excluded: in the contended scenarios through a counter "
+                + "per key in Redis (a writer adds " + "1,000,000 and must find exactly that, a reader adds 1 and must "
+                + "find less), so the two JVMs check each other; in the uncontended ones with the same counter kept "
+                + "in the JVM.");
+        line();
+        line("| contender | runs | acquisitions checked | violations |");
+        line("|---|---:|---:|---:|");
+        m.allRuns.forEach((id, runs) -> line("| " + m.displayNames.get(id) + " | " + runs.size() + " | "
+                + number(runs.stream().mapToLong(RunResult::acquisitions).sum()) + " | "
+                + (m.violations(id) > 0 ? "**" + m.violations(id) + "**" : "0") + " |"));
+        line();
+    }
+
+    private void problems() {
+        if (m.problems.isEmpty()) {
+            return;
+        }
+        line("## Problems");
+        line();
+        m.problems.forEach(problem -> line("- " + problem.replace("|", "\\|")));
+        line();
+    }
+
+    private void method() {
+        line("## Method");
+        line();
+        line("- One `redis-server` started by the run on a free loopback port (no persistence), stopped at the end.");
+        line("- Each contender is one client, built the way an application would: Leasehold's engine with the "
+                + "starter's defaults (watchdog lease 30 s); a Spring Boot application with the Leasehold starter "
+                + "and a bean whose methods carry `@DistributedLock(name = \"bench\", key = \"#key\")`; Redisson "
+                + "`getLock`/`getReadWriteLock` with `tryLock(wait)` (watchdog lease); `RedisLockRegistry` with a "
+                + "30 s expiry in each of its two modes; and the floor (`SET key token NX PX 30000`, then `EVALSHA` "
+                + "of a compare-and-delete script; when the key is taken it sleeps 0.5 to 1x a back-off doubling "
+                + "from 1 ms to 8 ms, then tries again).");
+        line("- Uncontended: every thread locks its own key and releases at once. Contended: every thread locks "
+                + "the same key, holds it 1 ms (plus the exclusion check's two commands), releases, and asks again "
+                + "at once. The wait is measured from asking to being granted. Scenario 4 adds a second JVM "
+                + "(same java binary and class path) with another 8 threads and its own client; both JVMs start at "
+                + "the same wall-clock instant and their counts and waits are merged.");
+        line("- Only acquisitions granted inside the window count; throughput is counted acquisitions / window.");
+        line("- Reading the waits: Leasehold queues the threads of one JVM that want the same key first come, first "
+                + "served, so with 8 threads each waits for about 7 critical sections (p50 and p99 close together). "
+                + "Redisson, RedisLockRegistry (a non-fair local `ReentrantLock`) and the floor let a thread that "
+                + "just released, or happens to retry at the right moment, take the lock again: a low p50 and a long "
+                + "p99 tail.");
+        line("- Warm-up: each contender runs each scenario for " + settings.warmup().toMillis()
+                + " ms before the trials, after one lock at start-up.");
+        line();
+    }
+
+    // ---- targets -----------------------------------------------------------------------------------------
+
+    private void targets() {
+        line("## Targets");
+        line();
+        line("| target | contender | figure | result |");
+        line("|---|---|---|---|");
+        for (String id : LEASEHOLD) {
+            if (!m.displayNames.containsKey(id)) {
+                continue;
+            }
+            String name = m.displayNames.get(id);
+            if (m.unavailable.containsKey(id)) {
+                line("| all targets | " + name + " | | n/a (" + m.unavailable.get(id) + ") |");
+                continue;
+            }
+            for (Scenario scenario : List.of(Scenario.UNCONTENDED_ONE_THREAD, Scenario.UNCONTENDED_16_THREADS)) {
+                String what = scenario == Scenario.UNCONTENDED_ONE_THREAD ? "1 thread" : "16 threads";
+                double vsRedisson = ratio(scenario, id, REDISSON, t -> t.result().perSecond());
+                double vsFloor = ratio(scenario, id, FLOOR, t -> t.result().perSecond());
+                double rate = median(m.trials(scenario, id), t -> t.result().perSecond());
+                target("Uncontended throughput, " + what + ", ≥ Redisson's", name,
+                        number(rate) + " cycles/s = " + ratio(vsRedisson) + " of Redisson's", vsRedisson >= 1.0, vsRedisson);
+                target("Uncontended throughput, " + what + ", ≥ 90% of the floor's", name,
+                        number(rate) + " cycles/s = " + percent(vsFloor) + " of the floor's", vsFloor >= 0.9, vsFloor);
+            }
+            for (Scenario scenario : List.of(Scenario.CONTENDED_ONE_JVM, Scenario.CONTENDED_TWO_JVMS)) {
+                String what = "scenario " + scenario.number;
+                Measurements.MonitorResult sample = m.monitor.getOrDefault(scenario, Map.of()).get(id);
+                double trips = sample == null || sample.acquisitions() == 0 ? Double.NaN : roundTrips(sample);
+                target("Contended (" + what + "): ≤ 3 client round trips per acquisition", name,
+                        decimal(trips) + " round trips / acquisition", trips <= 3.0, trips);
+                double vsFloor = ratio(scenario, id, FLOOR, t -> t.result().perSecond());
+                double rate = median(m.trials(scenario, id), t -> t.result().perSecond());
+                target("Contended (" + what + "): acquisitions/s ≥ the floor's", name,
+                        number(rate) + " /s = " + ratio(vsFloor) + " of the floor's", vsFloor >= 1.0, vsFloor);
+                double p50 = median(m.trials(scenario, id), t -> t.result().waitMicros(0.5));
+                double p50Redisson = median(m.trials(scenario, REDISSON), t -> t.result().waitMicros(0.5));
+                double p50VsRedisson = ratio(scenario, id, REDISSON, t -> t.result().waitMicros(0.5));
+                target("Contended (" + what + "): p50 wait ≤ Redisson's", name,
+                        millis(p50) + " ms vs Redisson " + millis(p50Redisson) + " ms (" + ratio(p50VsRedisson) + ")",
+                        p50VsRedisson <= 1.0, p50VsRedisson);
+            }
+        }
+        long violations = m.totalViolations();
+        line("| Mutual exclusion verified in every run | every contender | " + violations + " violations in "
+                + m.allRuns.values().stream().mapToInt(List::size).sum() + " runs | "
+                + (violations == 0 ? "met" : "**NOT MET**") + " |");
+        line();
+    }
+
+    private void target(String target, String contender, String figure, boolean met, double value) {
+        String result = Double.isNaN(value) ? "n/a (not measured)" : met ? "met" : "**NOT MET**";
+        line("| " + target + " | " + contender + " | " + figure + " | " + result + " |");
+    }
+
+    // ---- numbers -----------------------------------------------------------------------------------------
+
+    /** Median over trials of id's metric divided by ref's metric in the same trial. */
+    private double ratio(Scenario scenario, String id, String ref, ToDoubleFunction<Measurements.Trial> metric) {
+        Map<Integer, Measurements.Trial> reference = new HashMap<>();
+        m.trials(scenario, ref).forEach(trial -> reference.put(trial.trial(), trial));
+        List<Double> ratios = new ArrayList<>();
+        for (Measurements.Trial trial : m.trials(scenario, id)) {
+            Measurements.Trial other = reference.get(trial.trial());
+            if (other != null) {
+                ratios.add(metric.applyAsDouble(trial) / metric.applyAsDouble(other));
+            }
+        }
+        return medianOf(ratios);
+    }
+
+    private static double median(List<Measurements.Trial> trials, ToDoubleFunction<Measurements.Trial> metric) {
+        return medianOf(trials.stream().map(metric::applyAsDouble).toList());
+    }
+
+    static double medianOf(List<Double> values) {
+        List<Double> sorted = values.stream().filter(v -> !Double.isNaN(v)).sorted().toList();
+        if (sorted.isEmpty()) {
+            return Double.NaN;
+        }
+        int middle = sorted.size() / 2;
+        return sorted.size() % 2 == 1 ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
+    }
+
+    private static String number(double value) {
+        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, "%,.0f", value);
+    }
+
+    private static String decimal(double value) {
+        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, "%.2f", value);
+    }
+
+    private static String millis(double micros) {
+        return Double.isNaN(micros) ? "n/a" : String.format(Locale.ROOT, "%.2f", micros / 1000);
+    }
+
+    private static String ratio(double value) {
+        return Double.isNaN(value) || Double.isInfinite(value) ? "n/a" : String.format(Locale.ROOT, "%.2fx", value);
+    }
+
+    private static String percent(double value) {
+        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, "%.0f%%", value * 100);
+    }
+
+    private void line(String text) {
+        out.append(text).append('\n');
+    }
+
+    private void line() {
+        out.append('\n');
+    }
+}

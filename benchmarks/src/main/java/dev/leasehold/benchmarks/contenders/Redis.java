@@ -1,0 +1,29 @@
+package dev.leasehold.benchmarks.contenders;
+
+import java.time.Duration;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.TimeoutOptions;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/** Where the benchmark's own redis-server listens (always loopback). */
+public record Redis(String host, int port) {
+
+    public String url() {
+        return "redis://" + host + ":" + port;
+    }
+
+    /** A fresh Spring Data Redis factory on Lettuce with default settings, as an application would have. */
+    LettuceConnectionFactory newConnectionFactory() {
+        LettuceClientConfiguration client = LettuceClientConfiguration.builder()
+            .clientOptions(ClientOptions.builder().timeoutOptions(TimeoutOptions.enabled(Duration.ofSeconds(10))).build())
+            .build();
+        LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port), client);
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
+    }
+}

@@ -1,0 +1,51 @@
+package dev.leasehold.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+
+import dev.leasehold.benchmarks.contenders.Contenders;
+import dev.leasehold.test.redis.TestRedisServers;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Keeps the benchmarks from rotting in the normal build: every contender runs every scenario (the second
+ * JVM included) for a few hundred milliseconds against a real redis-server, and the report renders. The
+ * figures mean nothing at this length; mutual exclusion must hold anyway.
+ */
+class BenchmarkSmokeTest {
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void everyContenderLocksInEveryScenarioWithoutViolatingExclusion() throws Exception {
+        // the benchmark loads only a server of its own, never a shared one
+        Assumptions.assumeTrue(System.getenv(TestRedisServers.URL_VARIABLE) == null,
+                "a shared Redis is configured through " + TestRedisServers.URL_VARIABLE);
+        Settings settings = Settings.smoke();
+
+        Measurements measurements = new BenchmarkSuite(settings).run();
+
+        assertThat(measurements.problems).isEmpty();
+        assertThat(measurements.totalViolations()).isZero();
+        for (String id : Contenders.IDS) {
+            if (measurements.unavailable.containsKey(id)) {
+                // only the annotation layer may be missing (it lands separately); every peer must run
+                assertThat(id).isEqualTo("leasehold-annotation");
+                continue;
+            }
+            for (Scenario scenario : settings.scenarios()) {
+                boolean hasReadWrite = !id.startsWith("rlr-") && !id.equals("floor");
+                if (scenario == Scenario.READ_HEAVY && !hasReadWrite) {
+                    continue;
+                }
+                assertThat(measurements.trials(scenario, id)).as(id + " in scenario " + scenario.number)
+                    .singleElement()
+                    .satisfies(trial -> assertThat(trial.result().acquisitions()).isPositive());
+            }
+        }
+        String report = new Report(measurements, settings).render();
+        assertThat(report).contains("## Targets", "## Scenario 4", "Mutual exclusion held in every run");
+    }
+}
