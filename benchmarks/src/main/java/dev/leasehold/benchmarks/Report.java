@@ -271,7 +271,7 @@ final class Report {
         if (!settings.jmh()) {
             return;
         }
-        line("## JMH: one-thread lock+unlock cycle");
+        line("## JMH: one-thread lock+unlock cycle, and what the annotation costs");
         line();
         line("`dev.leasehold.benchmarks.jmh`, one fork, brief (see the annotations on each class); against the "
                 + "same server. Score ± 99.9% error.");
@@ -387,11 +387,31 @@ final class Report {
                         p50VsRedisson <= 1.0, p50VsRedisson);
             }
         }
+        interceptionTarget();
         long violations = m.totalViolations();
         line("| Mutual exclusion verified in every run | every contender | " + violations + " violations in "
                 + m.allRuns.values().stream().mapToInt(List::size).sum() + " runs | "
                 + (violations == 0 ? "met" : "**NOT MET**") + " |");
         line();
+    }
+
+    /** {@code @DistributedLock}'s own cost: the annotated call minus the same lock taken by hand (JMH). */
+    private void interceptionTarget() {
+        Double annotated = jmhScore("InterceptionCostBenchmark.annotatedCall");
+        Double byHand = jmhScore("InterceptionCostBenchmark.lockedByHand");
+        if (annotated == null || byHand == null) {
+            line("| Interception cost < 2 µs per call | Leasehold @DistributedLock | | n/a (JMH not run) |");
+            return;
+        }
+        double costNanos = annotated - byHand;
+        target("Interception cost < 2 µs per call", "Leasehold @DistributedLock",
+                number(costNanos) + " ns per call (JMH: annotated " + number(annotated) + " ns − by hand "
+                        + number(byHand) + " ns)", costNanos < 2000, costNanos);
+    }
+
+    private Double jmhScore(String benchmark) {
+        return m.jmh.stream().filter(result -> result.benchmark().equals(benchmark)).map(JmhRunner.Result::score)
+            .findFirst().orElse(null);
     }
 
     private void target(String target, String contender, String figure, boolean met, double value) {
