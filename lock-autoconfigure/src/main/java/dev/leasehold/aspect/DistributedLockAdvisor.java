@@ -12,7 +12,6 @@ import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotationUtils;
 
 /**
@@ -31,10 +30,10 @@ public class DistributedLockAdvisor extends AbstractPointcutAdvisor {
 
     private final DistributedLockInterceptor interceptor;
 
-    public DistributedLockAdvisor(LockAttributeSource attributes, ParameterNameDiscoverer parameterNames,
-            BeanFactory beanFactory, Supplier<LockService> lockService, Supplier<Duration> defaultWaitTime, int order) {
-        this.interceptor = new DistributedLockInterceptor(attributes,
-                new LockKeyEvaluator(parameterNames, beanFactory), lockService, defaultWaitTime);
+    public DistributedLockAdvisor(LockAttributeSource attributes, BeanFactory beanFactory,
+            Supplier<LockService> lockService, Supplier<Duration> defaultWaitTime, int order) {
+        this.interceptor = new DistributedLockInterceptor(attributes, new LockKeyEvaluator(beanFactory), lockService,
+                defaultWaitTime);
         this.pointcut = new StaticMethodMatcherPointcut() {
             @Override
             public boolean matches(Method method, Class<?> targetClass) {

@@ -97,12 +97,12 @@ public class DistributedLockInterceptor implements MethodInterceptor {
                 return invokeFallback(invocation, attribute, acquisition.failure());
             }
             if (attribute.onFailure() == OnLockFailure.SKIP) {
-                return SkipValues.forReturnType(attribute.method());
+                return attribute.skipValue().get();
             }
             throw acquisition.failure();
         }
-        boolean releasedByTransaction = TRANSACTIONS_PRESENT && TransactionBoundRelease.deferIfInTransaction(
-                acquisition.handles(), this::release, () -> warnOnceAboutOpenTransaction(attribute));
+        boolean releasedByTransaction = TRANSACTIONS_PRESENT && TransactionBoundRelease.transactionOpen()
+                && deferToTransaction(attribute, acquisition.handles());
         CurrentLocks.push(acquisition.handles());
         try {
             return invocation.proceed();
@@ -123,7 +123,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
                 return invokeFallback(invocation, attribute, acquisition.failure());
             }
             if (attribute.onFailure() == OnLockFailure.SKIP) {
-                return SkipValues.forReturnType(attribute.method());
+                return attribute.skipValue().get();
             }
             // the caller handles failures of this call in the stage, so this one goes there too
             return CompletableFuture.failedFuture(acquisition.failure());
@@ -148,10 +148,24 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         // the stage may complete on any thread, long after this one moved on to other work
         handles.forEach(this::detachFromThread);
         CompletionStage<?> stage = (CompletionStage<?>) result;
-        CompletionStage<?> releasing = stage.whenComplete((value, error) -> release(handles));
-        // the caller sees the stage complete only once the lock is released, and cancelling it does not
-        // release a lock whose work is still running
-        return attribute.method().getReturnType().isInstance(releasing) ? releasing : result;
+        // the caller sees the stage complete only once the lock is released, and cancelling what it got
+        // does not release a lock whose work is still running
+        CompletableFuture<Object> released = new CompletableFuture<>();
+        stage.whenComplete((value, error) -> releaseAsync(handles).whenComplete((ignored, releaseError) -> {
+            if (error != null) {
+                released.completeExceptionally(error);
+            }
+            else {
+                released.complete(value);
+            }
+        }));
+        return attribute.method().getReturnType().isInstance(released) ? released : result;
+    }
+
+    private boolean deferToTransaction(LockAttribute attribute, List<LockHandle> handles) {
+        warnOnceAboutOpenTransaction(attribute);
+        TransactionBoundRelease.releaseOnCompletion(() -> release(handles));
+        return true;
     }
 
     /** Takes every key in order within one wait; on failure, gives back what it took. */
@@ -222,6 +236,25 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         }
     }
 
+    /**
+     * Releases without blocking the calling thread, which may be an I/O thread that just completed the
+     * result (even the one that would carry the release's own reply).
+     */
+    CompletableFuture<Void> releaseAsync(List<LockHandle> handles) {
+        if (handles.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        if (lockService() instanceof LockEngine engine) {
+            CompletableFuture<?>[] releases = new CompletableFuture<?>[handles.size()];
+            for (int i = 0; i < releases.length; i++) {
+                releases[i] = engine.closeAsync(handles.get(handles.size() - 1 - i));
+            }
+            return CompletableFuture.allOf(releases);
+        }
+        // the application's own LockService may block in close()
+        return CompletableFuture.runAsync(() -> release(handles));
+    }
+
     void detachFromThread(LockHandle handle) {
         if (lockService() instanceof LockEngine engine) {
             engine.detachFromThread(handle);
@@ -237,11 +270,16 @@ public class DistributedLockInterceptor implements MethodInterceptor {
             withFailure[arguments.length] = failure;
             arguments = withFailure;
         }
+        // the fallback runs without this call's lock: it must not see an outer call's as its own
+        CurrentLocks.push(List.of());
         try {
             return attribute.fallback().invoke(invocation.getThis(), arguments);
         }
         catch (InvocationTargetException ex) {
             throw ex.getTargetException();
+        }
+        finally {
+            CurrentLocks.pop();
         }
     }
 

@@ -18,7 +18,6 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.MethodIntrospector;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ClassUtils;
 
@@ -54,8 +53,8 @@ public class DistributedLockMethodValidator implements BeanPostProcessor, BeanFa
             return bean;
         }
         Map<Method, DistributedLock> annotated = MethodIntrospector.selectMethods(userClass,
-                (MethodIntrospector.MetadataLookup<DistributedLock>) method -> AnnotatedElementUtils
-                    .findMergedAnnotation(method, DistributedLock.class));
+                (MethodIntrospector.MetadataLookup<DistributedLock>) method -> LockAttributeSource
+                    .findAnnotation(method, userClass));
         if (!annotated.isEmpty()) {
             validate(bean, beanName, userClass, annotated.keySet());
         }

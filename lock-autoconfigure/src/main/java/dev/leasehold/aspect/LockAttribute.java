@@ -2,6 +2,9 @@ package dev.leasehold.aspect;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.OnLockFailure;
@@ -22,10 +25,14 @@ import org.springframework.expression.Expression;
  * @param fallbackTakesException whether the fallback has a trailing {@code LockAcquisitionException} parameter
  * @param resultKind when the lock is released: on return, or when the returned stage or publisher ends
  * @param reactiveAdapter for {@link ResultKind#REACTIVE}: adapts the return type to a Reactive Streams publisher
+ * @param keysWithoutExpression the one logical key when there is no key expression, else null
+ * @param arguments the argument index of each variable a key may name ({@code #id}, {@code #p0}, {@code #a0})
+ * @param skipValue what a skipped call returns ({@code onFailure = SKIP})
  */
 record LockAttribute(Method method, String description, String name, Expression key, Duration waitTime,
         Duration leaseTime, LockMode mode, OnLockFailure onFailure, Method fallback, boolean fallbackTakesException,
-        ResultKind resultKind, ReactiveAdapter reactiveAdapter) {
+        ResultKind resultKind, ReactiveAdapter reactiveAdapter, List<String> keysWithoutExpression,
+        Map<String, Integer> arguments, Supplier<Object> skipValue) {
 
     /** When the lock of a call is released. */
     enum ResultKind {

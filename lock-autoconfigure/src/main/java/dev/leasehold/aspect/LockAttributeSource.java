@@ -1,18 +1,22 @@
 package dev.leasehold.aspect;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 import dev.leasehold.DistributedLock;
 import dev.leasehold.LockAcquisitionException;
+import dev.leasehold.OnLockFailure;
 import dev.leasehold.aspect.LockAttribute.ResultKind;
 
 import org.springframework.aop.support.AopUtils;
@@ -44,7 +48,7 @@ import org.springframework.util.StringUtils;
 public class LockAttributeSource {
 
     private static final LockAttribute NONE = new LockAttribute(null, null, null, null, null, null, null, null, null,
-            false, null, null);
+            false, null, null, null, null, null);
 
     private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
             LockAttributeSource.class.getClassLoader());
@@ -83,7 +87,7 @@ public class LockAttributeSource {
     private LockAttribute parse(Method method, Class<?> targetClass) {
         Class<?> userClass = targetClass != null ? ClassUtils.getUserClass(targetClass) : method.getDeclaringClass();
         Method specific = AopUtils.getMostSpecificMethod(method, userClass);
-        DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
+        DistributedLock annotation = findAnnotation(specific, userClass);
         if (annotation == null && specific != method) {
             annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
         }
@@ -116,8 +120,49 @@ public class LockAttributeSource {
             ReflectionUtils.makeAccessible(fallback);
         }
         String description = userClass.getSimpleName() + "." + specific.getName();
+        Supplier<Object> skipValue = SkipValues.forReturnType(specific, where);
+        if (annotation.onFailure() == OnLockFailure.SKIP && fallback == null) {
+            skipValue.get(); // fails now if the return type has no empty value
+        }
         return new LockAttribute(specific, description, name, key, waitTime, leaseTime, annotation.mode(),
-                annotation.onFailure(), fallback, fallbackTakesException, resultKind, reactiveAdapter);
+                annotation.onFailure(), fallback, fallbackTakesException, resultKind, reactiveAdapter,
+                key == null ? List.of(name) : null, arguments(specific), skipValue);
+    }
+
+    /**
+     * {@code @DistributedLock} on the method, on a method it overrides, or on an interface method of the
+     * class that it implements, also when a superclass that does not know the interface provides it (a
+     * class proxy then calls the superclass method).
+     */
+    static DistributedLock findAnnotation(Method method, Class<?> userClass) {
+        DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+        if (annotation != null || Modifier.isStatic(method.getModifiers())) {
+            return annotation;
+        }
+        for (Class<?> type : ClassUtils.getAllInterfacesForClassAsSet(userClass)) {
+            Method declared = ClassUtils.getMethodIfAvailable(type, method.getName(), method.getParameterTypes());
+            if (declared != null) {
+                annotation = AnnotatedElementUtils.findMergedAnnotation(declared, DistributedLock.class);
+                if (annotation != null) {
+                    return annotation;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The variables a key may name, by argument index: parameter names (when compiled in), #pN and #aN. */
+    private Map<String, Integer> arguments(Method method) {
+        Map<String, Integer> arguments = new HashMap<>();
+        String[] names = parameterNames.getParameterNames(method);
+        for (int i = 0; i < method.getParameterCount(); i++) {
+            if (names != null) {
+                arguments.put(names[i], i);
+            }
+            arguments.put("p" + i, i);
+            arguments.put("a" + i, i);
+        }
+        return Map.copyOf(arguments);
     }
 
     private String resolve(String value, String attribute, String where) {
@@ -214,8 +259,13 @@ public class LockAttributeSource {
             throw new IllegalStateException(where + ": fallback '" + name + "' not found on " + userClass.getName()
                     + "; expected a method " + expected);
         }
-        // the most specific first: doWithMethods walks from the class to its superclasses
-        Method fallback = candidates.get(0);
+        // the most specific class first (doWithMethods walks from the class to its superclasses); within
+        // one class, the variant that is told the failure, so the choice never depends on reflection order
+        Class<?> declaring = candidates.get(0).getDeclaringClass();
+        Method fallback = candidates.stream()
+            .filter(candidate -> candidate.getDeclaringClass() == declaring)
+            .max(java.util.Comparator.comparingInt(Method::getParameterCount))
+            .orElseThrow();
         if (!ClassUtils.isAssignable(method.getReturnType(), fallback.getReturnType())) {
             throw new IllegalStateException(where + ": fallback " + fallback.getName() + " returns "
                     + fallback.getReturnType().getName() + ", which is not a " + method.getReturnType().getName());

@@ -4,15 +4,15 @@ import java.lang.reflect.Array;
 import java.lang.reflect.Method;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeSet;
 
 import dev.leasehold.LockKeyException;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
-import org.springframework.context.expression.MethodBasedEvaluationContext;
-import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.EvaluationException;
+import org.springframework.expression.spel.support.StandardEvaluationContext;
 
 /**
  * Evaluates a call's logical lock keys: {@code name} alone, or {@code name + ":" + value} per value of the
@@ -23,19 +23,16 @@ import org.springframework.expression.EvaluationException;
  */
 final class LockKeyEvaluator {
 
-    private final ParameterNameDiscoverer parameterNames;
-
     private final BeanFactoryResolver beanResolver;
 
-    LockKeyEvaluator(ParameterNameDiscoverer parameterNames, BeanFactory beanFactory) {
-        this.parameterNames = parameterNames;
+    LockKeyEvaluator(BeanFactory beanFactory) {
         this.beanResolver = beanFactory != null ? new BeanFactoryResolver(beanFactory) : null;
     }
 
     /** The sorted, distinct logical keys of one call; never empty. */
     List<String> keys(LockAttribute attribute, Object target, Class<?> targetClass, Object[] args) {
         if (attribute.key() == null) {
-            return List.of(attribute.name());
+            return attribute.keysWithoutExpression();
         }
         Object value = evaluate(attribute, target, targetClass, args);
         if (value instanceof Collection<?> || (value != null && value.getClass().isArray())) {
@@ -64,9 +61,8 @@ final class LockKeyEvaluator {
     }
 
     private Object evaluate(LockAttribute attribute, Object target, Class<?> targetClass, Object[] args) {
-        Method method = attribute.method();
-        MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
-                new LockExpressionRoot(method, target, targetClass, args), method, args, parameterNames);
+        ArgumentsContext context = new ArgumentsContext(
+                new LockExpressionRoot(attribute.method(), target, targetClass, args), attribute.arguments(), args);
         if (beanResolver != null) {
             context.setBeanResolver(beanResolver);
         }
@@ -78,6 +74,30 @@ final class LockKeyEvaluator {
                     + ex.getMessage() + "); the method was not run");
             failure.initCause(ex);
             throw failure;
+        }
+    }
+
+    /**
+     * Resolves {@code #name}, {@code #p0} and {@code #a0} from the arguments by an index worked out once
+     * per method, like Spring's {@code MethodBasedEvaluationContext} but without discovering parameter
+     * names and copying every argument into a map on each call.
+     */
+    private static final class ArgumentsContext extends StandardEvaluationContext {
+
+        private final Map<String, Integer> arguments;
+
+        private final Object[] args;
+
+        ArgumentsContext(Object root, Map<String, Integer> arguments, Object[] args) {
+            super(root);
+            this.arguments = arguments;
+            this.args = args;
+        }
+
+        @Override
+        public Object lookupVariable(String name) {
+            Integer index = arguments.get(name);
+            return index != null && index < args.length ? args[index] : super.lookupVariable(name);
         }
     }
 

@@ -35,6 +35,19 @@ final class LockKeyRenderer {
 
     private static final ConcurrentHashMap<Class<?>, Boolean> OWN_TO_STRING = new ConcurrentHashMap<>();
 
+    private static final ClassValue<Method[]> RECORD_ACCESSORS = new ClassValue<>() {
+        @Override
+        protected Method[] computeValue(Class<?> type) {
+            RecordComponent[] components = type.getRecordComponents();
+            Method[] accessors = new Method[components.length];
+            for (int i = 0; i < components.length; i++) {
+                accessors[i] = components[i].getAccessor();
+                ReflectionUtils.makeAccessible(accessors[i]);
+            }
+            return accessors;
+        }
+    };
+
     private LockKeyRenderer() {
     }
 
@@ -70,7 +83,8 @@ final class LockKeyRenderer {
             return constant.name();
         }
         if (value instanceof Date date) {
-            return date.toInstant().toString();
+            // not toInstant(): java.sql.Date and Time refuse it
+            return java.time.Instant.ofEpochMilli(date.getTime()).toString();
         }
         if (value instanceof Optional<?> optional) {
             return renderValue(optional.orElseThrow(() -> new LockKeyException(where(attribute)
@@ -89,14 +103,12 @@ final class LockKeyRenderer {
 
     private static String renderRecord(Record record, LockAttribute attribute) {
         StringBuilder text = new StringBuilder("(");
-        RecordComponent[] components = record.getClass().getRecordComponents();
-        for (int i = 0; i < components.length; i++) {
+        Method[] accessors = RECORD_ACCESSORS.get(record.getClass());
+        for (int i = 0; i < accessors.length; i++) {
             if (i > 0) {
                 text.append(',');
             }
-            Method accessor = components[i].getAccessor();
-            ReflectionUtils.makeAccessible(accessor);
-            text.append(renderValue(ReflectionUtils.invokeMethod(accessor, record), attribute, true));
+            text.append(renderValue(ReflectionUtils.invokeMethod(accessors[i], record), attribute, true));
         }
         return text.append(')').toString();
     }

@@ -2,6 +2,7 @@ package dev.leasehold.aspect;
 
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
@@ -57,12 +58,16 @@ final class ReactiveLocking {
 
     /**
      * Waits for the locks on a pooled thread. A subscriber that cancels during the wait does not leave
-     * them behind: whatever is granted after the cancel is released at once.
+     * them behind: the cancel releases whatever was granted, before or after it.
      */
     private Mono<DistributedLockInterceptor.Acquisition> acquire(LockAttribute attribute, List<String> keys) {
-        return Mono.<DistributedLockInterceptor.Acquisition>create(sink -> {
+        return Mono.create(sink -> {
             AtomicBoolean cancelled = new AtomicBoolean();
-            sink.onCancel(() -> cancelled.set(true));
+            AtomicReference<DistributedLockInterceptor.Acquisition> granted = new AtomicReference<>();
+            sink.onCancel(() -> {
+                cancelled.set(true);
+                releaseIfUnclaimed(granted);
+            });
             Schedulers.boundedElastic().schedule(() -> {
                 DistributedLockInterceptor.Acquisition acquisition;
                 try {
@@ -74,14 +79,22 @@ final class ReactiveLocking {
                 }
                 // taken on a pooled thread that will run other work: the lock belongs to the subscription
                 acquisition.handles().forEach(locking::detachFromThread);
+                granted.set(acquisition);
                 if (cancelled.get()) {
-                    locking.release(acquisition.handles());
+                    releaseIfUnclaimed(granted); // the cancel came first, or raced with this grant
                     return;
                 }
-                sink.success(acquisition); // cancelled just now: discarded, and released below
+                // a cancel from now on releases it too (closing twice is harmless)
+                sink.success(acquisition);
             });
-        }).doOnDiscard(DistributedLockInterceptor.Acquisition.class,
-                acquisition -> locking.release(acquisition.handles()));
+        });
+    }
+
+    private void releaseIfUnclaimed(AtomicReference<DistributedLockInterceptor.Acquisition> granted) {
+        DistributedLockInterceptor.Acquisition acquisition = granted.getAndSet(null);
+        if (acquisition != null) {
+            locking.releaseAsync(acquisition.handles());
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -124,12 +137,8 @@ final class ReactiveLocking {
         Object call() throws Throwable;
     }
 
-    /** Releasing is a blocking round trip: off the (possibly non-blocking) thread that ended the publisher. */
+    /** Never blocks: the thread that ended the publisher may be a non-blocking one. */
     private Mono<Void> releaseLater(DistributedLockInterceptor.Acquisition acquisition) {
-        if (acquisition.handles().isEmpty()) {
-            return Mono.empty();
-        }
-        return Mono.<Void>fromRunnable(() -> locking.release(acquisition.handles()))
-            .subscribeOn(Schedulers.boundedElastic());
+        return Mono.fromFuture(() -> locking.releaseAsync(acquisition.handles()));
     }
 }

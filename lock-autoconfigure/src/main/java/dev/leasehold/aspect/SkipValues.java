@@ -9,6 +9,7 @@ import java.util.OptionalDouble;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 import org.springframework.core.CollectionFactory;
@@ -24,8 +25,22 @@ final class SkipValues {
     private SkipValues() {
     }
 
-    static Object forReturnType(Method method) {
-        return forType(ResolvableType.forMethodReturnType(method));
+    /**
+     * Makes the value once, so a return type it cannot make (a collection without a public no-argument
+     * constructor, say) fails at startup, not on the first busy call in production.
+     */
+    static Supplier<Object> forReturnType(Method method, String where) {
+        ResolvableType type = ResolvableType.forMethodReturnType(method);
+        try {
+            forType(type);
+        }
+        catch (RuntimeException ex) {
+            return () -> {
+                throw new IllegalStateException(where + ": onFailure = SKIP cannot make an empty "
+                        + type + " (" + ex.getMessage() + "); use a fallback method instead", ex);
+            };
+        }
+        return () -> forType(type);
     }
 
     private static Object forType(ResolvableType type) {

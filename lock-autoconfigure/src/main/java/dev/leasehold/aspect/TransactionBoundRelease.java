@@ -1,10 +1,5 @@
 package dev.leasehold.aspect;
 
-import java.util.List;
-import java.util.function.Consumer;
-
-import dev.leasehold.LockHandle;
-
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -18,20 +13,19 @@ final class TransactionBoundRelease {
     private TransactionBoundRelease() {
     }
 
-    /** True when a transaction is open on this thread and will release the locks when it completes. */
-    static boolean deferIfInTransaction(List<LockHandle> handles, Consumer<List<LockHandle>> release,
-            Runnable warnOnce) {
-        if (!TransactionSynchronizationManager.isSynchronizationActive()
-                || !TransactionSynchronizationManager.isActualTransactionActive()) {
-            return false;
-        }
-        warnOnce.run();
+    /** Whether a transaction is open on this thread (and takes synchronizations). */
+    static boolean transactionOpen() {
+        return TransactionSynchronizationManager.isSynchronizationActive()
+                && TransactionSynchronizationManager.isActualTransactionActive();
+    }
+
+    /** Runs {@code release} when the transaction open on this thread completes, committed or rolled back. */
+    static void releaseOnCompletion(Runnable release) {
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
             @Override
             public void afterCompletion(int status) {
-                release.accept(handles);
+                release.run();
             }
         });
-        return true;
     }
 }

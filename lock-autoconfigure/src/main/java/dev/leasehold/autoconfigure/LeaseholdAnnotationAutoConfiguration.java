@@ -59,8 +59,8 @@ public class LeaseholdAnnotationAutoConfiguration {
         // bound here rather than injected: the properties bean would be created too early to be post-processed
         LeaseholdProperties properties = Binder.get(environment)
             .bindOrCreate("leasehold", LeaseholdProperties.class);
-        return new DistributedLockAdvisor(attributes, new DefaultParameterNameDiscoverer(), beanFactory,
-                lockService::getIfAvailable, () -> properties.getWaitTime(), properties.getAdviceOrder());
+        return new DistributedLockAdvisor(attributes, beanFactory, lockService::getIfAvailable,
+                properties::getWaitTime, properties.getAdviceOrder());
     }
 
     /** Makes sure advisors are applied, as {@code @EnableCaching} does; Spring Boot's AOP set-up may upgrade it. */

@@ -38,6 +38,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     private static final Cleaner CLEANER = Cleaner.create();
 
+    private static final CompletableFuture<Void> RELEASED = CompletableFuture.completedFuture(null);
+
     private static final long MIN_ERROR_BACKOFF_MILLIS = 50;
 
     private static final long MAX_ERROR_BACKOFF_MILLIS = 1000;
@@ -329,46 +331,56 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         return handle;
     }
 
-    /** A handle was closed: the last hold releases the lock. */
-    void exit(HeldLock lock) {
-        if (lock.holds.decrementAndGet() == 0) {
-            release(lock);
-        }
+    /**
+     * A handle was closed: the last hold releases the lock. Completes once Redis answered, or the Redis
+     * timeout passed; it never blocks, so it may be called from an I/O thread.
+     */
+    CompletableFuture<Void> exit(HeldLock lock) {
+        return lock.holds.decrementAndGet() == 0 ? release(lock) : RELEASED;
     }
 
-    private void release(HeldLock lock) {
+    private CompletableFuture<Void> release(HeldLock lock) {
+        watchdog.forget(lock);
+        held.remove(new Owner(lock.owner, lock.key()), lock);
+        active.remove(lock);
+        HeldLock.State before = lock.state.getAndSet(HeldLock.State.RELEASED);
+        observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
+        CompletableFuture<Boolean> reply;
         try {
-            watchdog.forget(lock);
-            held.remove(new Owner(lock.owner, lock.key()), lock);
-            active.remove(lock);
-            HeldLock.State before = lock.state.getAndSet(HeldLock.State.RELEASED);
-            observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
-            Boolean released = null;
+            reply = server.release(lock.keys, lock.mode, lock.token);
+        }
+        catch (RuntimeException ex) {
+            reply = CompletableFuture.failedFuture(ex);
+        }
+        return reply.orTimeout(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS).handle((released, error) -> {
             try {
-                released = server.release(lock.keys, lock.mode, lock.token)
-                    .get(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
+                if (error != null) {
+                    logger.warn("Could not release " + lock + " (" + unwrap(error) + "); it will expire within "
+                            + lock.leaseMillis + " ms");
+                }
+                else if (!released && before == HeldLock.State.HELD) {
+                    // the lease ran out before release and nobody noticed yet (e.g. a fixed lease just expired)
+                    lock.state.set(HeldLock.State.LOST);
+                    reportLost(lock, "it was no longer held in Redis when released (the lease ran out)");
+                    lock.state.set(HeldLock.State.RELEASED);
+                }
             }
-            catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                logger.warn("Interrupted while releasing " + lock + "; it will expire after its lease");
+            finally {
+                if (lock.exclusive()) {
+                    lock.gate.exit();
+                }
+                lock.gate.leave();
             }
-            catch (Exception ex) {
-                logger.warn("Could not release " + lock + " (" + unwrap(ex)
-                        + "); it will expire within " + lock.leaseMillis + " ms");
-            }
-            if (Boolean.FALSE.equals(released) && before == HeldLock.State.HELD) {
-                // the lease ran out before release and nobody noticed yet (e.g. a fixed lease just expired)
-                lock.state.set(HeldLock.State.LOST);
-                reportLost(lock, "it was no longer held in Redis when released (the lease ran out)");
-                lock.state.set(HeldLock.State.RELEASED);
-            }
+            return null;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Void> closeAsync(LockHandle handle) {
+        if (handle instanceof DefaultLockHandle own) {
+            return own.release().runAsync();
         }
-        finally {
-            if (lock.exclusive()) {
-                lock.gate.exit();
-            }
-            lock.gate.leave();
-        }
+        return CompletableFuture.runAsync(handle::close);
     }
 
     /** The watchdog found the lease lost. */
@@ -459,12 +471,23 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         }
         closed = true;
         watchdog.stop();
+        List<CompletableFuture<Void>> releases = new ArrayList<>();
         for (HeldLock lock : new ArrayList<>(active)) {
             if (lock.state.get() == HeldLock.State.HELD) {
                 logger.info("Releasing " + lock + " at shutdown");
                 lock.holds.set(1);
-                exit(lock);
+                releases.add(exit(lock));
             }
+        }
+        try {
+            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
+                .get(settings.redisTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        catch (Exception ex) {
+            // each release logged its own failure
         }
         signals.close();
         scheduler.shutdownNow();

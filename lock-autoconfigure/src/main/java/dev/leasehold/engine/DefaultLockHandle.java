@@ -1,5 +1,7 @@
 package dev.leasehold.engine;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.leasehold.LockHandle;
@@ -69,12 +71,28 @@ final class DefaultLockHandle implements LockHandle {
             this.engine = engine;
         }
 
+        /** Closes and waits for the release (bounded by the Redis timeout). */
         @Override
         public void run() {
+            try {
+                runAsync().get();
+            }
+            catch (InterruptedException ex) {
+                // the release goes on without us
+                Thread.currentThread().interrupt();
+            }
+            catch (ExecutionException ex) {
+                // never: the release reports its own failures
+            }
+        }
+
+        /** Closes without waiting; completes once the release is done. */
+        CompletableFuture<Void> runAsync() {
             if (done.compareAndSet(false, true)) {
                 detach();
-                engine.exit(lock);
+                return engine.exit(lock);
             }
+            return CompletableFuture.completedFuture(null);
         }
 
         void detach() {

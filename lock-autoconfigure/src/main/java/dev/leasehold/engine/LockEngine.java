@@ -24,4 +24,11 @@ public interface LockEngine extends LockService {
      * the handle is closed, from any thread.
      */
     void detachFromThread(LockHandle handle);
+
+    /**
+     * Closes the handle like {@link LockHandle#close()} without blocking the calling thread, for code that
+     * must not block (an I/O thread completing a result). Completes once the release is done: Redis
+     * answered, or {@code leasehold.redis-timeout} passed.
+     */
+    java.util.concurrent.CompletableFuture<Void> closeAsync(LockHandle handle);
 }

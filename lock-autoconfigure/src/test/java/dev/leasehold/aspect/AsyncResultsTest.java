@@ -89,8 +89,60 @@ class AsyncResultsTest {
             assertThatThrownBy(() -> result.get(5, TimeUnit.SECONDS)).hasRootCauseMessage("failed");
             assertThat(locked("job:f2")).isFalse();
 
-            assertThatThrownBy(() -> jobs.later("f2", null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> jobs.throwing("f2")).isInstanceOf(IllegalStateException.class)
+                .hasMessage("thrown holding the lock");
             assertThat(locked("job:f2")).isFalse();
+        });
+    }
+
+    @Test
+    void aStageCompletedOnARedisIoThreadIsReleasedAtOnce() {
+        // released on the thread that completed the stage, a blocking release would wait on its own reply
+        runner().run(context -> {
+            Jobs jobs = context.getBean(Jobs.class);
+            CompletableFuture<String> result = jobs.afterRedisReply("io",
+                    context.getBean(org.springframework.data.redis.connection.RedisConnectionFactory.class));
+            long started = System.nanoTime();
+            assertThat(result.get(5, TimeUnit.SECONDS)).isEqualTo("PONG");
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
+            assertThat(locked("job:io")).isFalse();
+        });
+    }
+
+    @Test
+    void cancellingTheReturnedFutureDoesNotReleaseWhileTheWorkRuns() {
+        runner().run(context -> {
+            Jobs jobs = context.getBean(Jobs.class);
+            CompletableFuture<String> work = new CompletableFuture<>();
+            CompletableFuture<String> result = jobs.later("f4", work);
+            result.cancel(true);
+            assertThat(locked("job:f4")).as("the work still runs").isTrue();
+            work.complete("done");
+            eventually("released when the work ended", () -> !locked("job:f4"));
+        });
+    }
+
+    @Test
+    void aBusyStageSkipsOrFallsBack() {
+        runner().run(context -> {
+            Jobs jobs = context.getBean(Jobs.class);
+            redis.server().command("SET", "lock:{job:busy-stage}", "another-client", "PX", "20000");
+            assertThat(jobs.laterSkipping("busy-stage").get(5, TimeUnit.SECONDS)).as("an empty Optional").isEmpty();
+            assertThat(jobs.laterWithFallback("busy-stage").get(5, TimeUnit.SECONDS)).isEqualTo("fallback busy-stage");
+            assertThat(jobs.calls()).isZero();
+        });
+    }
+
+    @Test
+    void aReactiveMultiLockHoldsEveryKeyUntilItEnds() {
+        runner().run(context -> {
+            Jobs jobs = context.getBean(Jobs.class);
+            Sinks.One<String> work = Sinks.one();
+            CompletableFuture<String> result = jobs.several(java.util.List.of("r2", "r1"), work).toFuture();
+            eventually("both locked", () -> locked("job:r1") && locked("job:r2"));
+            work.tryEmitValue("done");
+            assertThat(result.get(5, TimeUnit.SECONDS)).isEqualTo("done");
+            eventually("both released", () -> !locked("job:r1") && !locked("job:r2"));
         });
     }
 
@@ -234,6 +286,46 @@ class AsyncResultsTest {
         @DistributedLock(name = "job", key = "#id", waitTime = "0")
         public CompletableFuture<String> later(String id, CompletableFuture<String> work) {
             return work.thenApply(value -> value);
+        }
+
+        @DistributedLock(name = "job", key = "#id")
+        public CompletableFuture<String> throwing(String id) {
+            throw new IllegalStateException(locked("job:" + id) ? "thrown holding the lock" : "thrown unlocked");
+        }
+
+        @DistributedLock(name = "job", key = "#id")
+        public CompletableFuture<String> afterRedisReply(String id,
+                org.springframework.data.redis.connection.RedisConnectionFactory redis) {
+            org.springframework.data.redis.connection.lettuce.LettuceConnection connection =
+                    (org.springframework.data.redis.connection.lettuce.LettuceConnection) redis.getConnection();
+            try {
+                // completes on Lettuce's I/O thread, the one that also carries the engine's replies
+                return connection.getNativeConnection().ping().toCompletableFuture().thenApply(pong -> pong);
+            }
+            finally {
+                connection.close();
+            }
+        }
+
+        @DistributedLock(name = "job", key = "#id", waitTime = "0", onFailure = OnLockFailure.SKIP)
+        public CompletableFuture<java.util.Optional<String>> laterSkipping(String id) {
+            calls.incrementAndGet();
+            return CompletableFuture.completedFuture(java.util.Optional.of("ran"));
+        }
+
+        @DistributedLock(name = "job", key = "#id", waitTime = "0", fallback = "stageFallback")
+        public CompletableFuture<String> laterWithFallback(String id) {
+            calls.incrementAndGet();
+            return CompletableFuture.completedFuture("ran");
+        }
+
+        CompletableFuture<String> stageFallback(String id) {
+            return CompletableFuture.completedFuture("fallback " + id);
+        }
+
+        @DistributedLock(name = "job", key = "#ids")
+        public Mono<String> several(java.util.List<String> ids, Sinks.One<String> work) {
+            return work.asMono();
         }
 
         @DistributedLock(name = "job", key = "#id")

@@ -279,6 +279,8 @@ class DistributedLockAspectTest {
             heldElsewhere("fallback:1");
             assertThat(orders.withFallback("1")).isEqualTo("busy 1");
             assertThat(orders.withFallbackSeeingFailure("1")).isEqualTo("busy 1 (fallback:1)");
+            assertThat(orders.withOverloadedFallback("1")).as("of two overloads, the one told the failure")
+                .isEqualTo("busy 1 (fallback:1)");
             assertThat(orders.runs()).isZero();
         });
     }
@@ -318,6 +320,46 @@ class DistributedLockAspectTest {
                 assertThat(lockedInRedis(redis.server(), "shipping:5")).isFalse();
             });
         }
+    }
+
+    @Test
+    void anInterfaceAnnotationOnAMethodASuperclassImplementsIsHonoured() {
+        // a class proxy calls Base.ship, which knows nothing of the interface that carries the annotation
+        for (String proxyTargetClass : List.of("true", "false")) {
+            runner().withPropertyValues("spring.aop.proxy-target-class=" + proxyTargetClass)
+                .withBean("inheritedShipping", InheritedShipping.class)
+                .run(context -> {
+                    Shipping shipping = context.getBean("inheritedShipping", Shipping.class);
+                    assertThat(shipping.ship(6)).as("proxy-target-class=" + proxyTargetClass).isTrue();
+                });
+        }
+    }
+
+    @Test
+    void theClassAnnotationWinsOverTheInterfaceOne() {
+        runner().withBean("ownShipping", OwnShipping.class).run(context -> {
+            assertThat(context.getBean("ownShipping", Shipping.class).ship(8)).isTrue();
+        });
+    }
+
+    @Test
+    void aFallbackWinsOverSkipAndDoesNotSeeAnOuterCallsLock() {
+        runner().run(context -> {
+            Orders orders = context.getBean(Orders.class);
+            heldElsewhere("fallback:2");
+            assertThat(orders.skipOrFallback("2")).isEqualTo("busy 2");
+            assertThat(orders.fallbackInsideOuterLock("2")).as("LockContext inside the fallback").isEqualTo("none");
+        });
+    }
+
+    @Test
+    void theRootTargetClassAndDatesRender() {
+        runner().run(context -> {
+            Orders orders = context.getBean(Orders.class);
+            assertThat(orders.byTargetClass()).isEqualTo("target:Orders");
+            assertThat(orders.by(java.sql.Date.valueOf("2026-11-23"))).startsWith("value:2026-11-2");
+            assertThat(orders.by(new java.util.Date(0))).isEqualTo("value:1970-01-01T00:00:00Z");
+        });
     }
 
     @Test
@@ -391,7 +433,36 @@ class DistributedLockAspectTest {
         }
     }
 
+    public static class ShippingBase {
+
+        public boolean ship(long orderId) {
+            return lockedInRedis(redis.server(), "shipping:" + orderId);
+        }
+    }
+
+    public static class InheritedShipping extends ShippingBase implements Shipping {
+    }
+
+    public static class OwnShipping implements Shipping {
+
+        @Override
+        @DistributedLock(name = "own-shipping", key = "#orderId")
+        public boolean ship(long orderId) {
+            return lockedInRedis(redis.server(), "own-shipping:" + orderId)
+                    && !lockedInRedis(redis.server(), "shipping:" + orderId);
+        }
+    }
+
     public static class Inner {
+
+        @DistributedLock(name = "fallback", key = "#id", waitTime = "0", fallback = "reportContext")
+        public String busyWithContext(String id) {
+            return "ran";
+        }
+
+        String reportContext(String id) {
+            return LockContext.current().map(LockHandle::key).orElse("none");
+        }
 
         @DistributedLock(name = "re", key = "#id")
         public long token(String id) {
@@ -458,7 +529,7 @@ class DistributedLockAspectTest {
 
         @DistributedLock(name = "failing", key = "#id")
         public void fail(String id) {
-            throw new IllegalStateException("boom " + id);
+            throw new IllegalStateException((lockedInRedis(redis.server(), "failing:" + id) ? "boom " : "unlocked ") + id);
         }
 
         @DistributedLock(key = "#p0")
@@ -551,7 +622,37 @@ class DistributedLockAspectTest {
             return "busy " + id;
         }
 
+        @DistributedLock(name = "fallback", key = "#id", waitTime = "0", fallback = "busy", onFailure = OnLockFailure.SKIP)
+        public String skipOrFallback(String id) {
+            runs.incrementAndGet();
+            return "ran " + id;
+        }
+
+        @DistributedLock(name = "outer", key = "#id")
+        public String fallbackInsideOuterLock(String id) {
+            return inner.busyWithContext(id);
+        }
+
+        @DistributedLock(name = "target", key = "#root.targetClass.simpleName")
+        public String byTargetClass() {
+            return currentKey();
+        }
+
         private String busySeeing(String id, LockAcquisitionException failure) {
+            return "busy " + id + " (" + failure.getKey() + ")";
+        }
+
+        @DistributedLock(name = "fallback", key = "#id", waitTime = "0", fallback = "busyOverloaded")
+        public String withOverloadedFallback(String id) {
+            runs.incrementAndGet();
+            return "ran " + id;
+        }
+
+        String busyOverloaded(String id) {
+            return "busy " + id;
+        }
+
+        String busyOverloaded(String id, LockAcquisitionException failure) {
             return "busy " + id + " (" + failure.getKey() + ")";
         }
 

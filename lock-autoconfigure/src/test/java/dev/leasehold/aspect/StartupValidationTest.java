@@ -88,6 +88,12 @@ class StartupValidationTest {
     }
 
     @Test
+    void skipOnAReturnTypeWithNoEmptyValue() {
+        startingWith(SkipWithoutEmptyValue.class,
+                failsWith(SkipWithoutEmptyValue.class, "work", "onFailure = SKIP cannot make an empty"));
+    }
+
+    @Test
     void anAnnotatedMethodNoProxyCanIntercept() {
         startingWith(PrivateMethod.class, failsWith(PrivateMethod.class, "work", "private", "never take its lock"));
         startingWith(FinalMethod.class, failsWith(FinalMethod.class, "work", "final", "never take its lock"));
@@ -175,6 +181,22 @@ class StartupValidationTest {
 
         Integer other(String id, LockAcquisitionException failure) {
             return 1;
+        }
+    }
+
+    public static class SkipWithoutEmptyValue {
+
+        @DistributedLock(onFailure = dev.leasehold.OnLockFailure.SKIP)
+        public Fixed work() {
+            return new Fixed(1);
+        }
+    }
+
+    /** A collection with no no-argument constructor: nothing can make an empty one. */
+    public static class Fixed extends java.util.ArrayList<String> {
+
+        public Fixed(int size) {
+            super(size);
         }
     }
 

@@ -220,6 +220,9 @@ class TransactionOrderingTest {
 
         @DistributedLock(name = "audit", key = "#id")
         public void record(String id) {
+            if (!locked("audit:" + id)) {
+                throw new IllegalStateException("ran without its lock");
+            }
         }
     }
 
