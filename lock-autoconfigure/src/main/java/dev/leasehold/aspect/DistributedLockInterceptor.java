@@ -93,13 +93,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
             throws Throwable {
         Acquisition acquisition = acquire(attribute, keys);
         if (!acquisition.acquired()) {
-            if (attribute.fallback() != null) {
-                return invokeFallback(invocation, attribute, acquisition.failure());
-            }
-            if (attribute.onFailure() == OnLockFailure.SKIP) {
-                return attribute.skipValue().get();
-            }
-            throw acquisition.failure();
+            return notLocked(invocation, attribute, acquisition.failure(), false);
         }
         boolean releasedByTransaction = TRANSACTIONS_PRESENT && TransactionBoundRelease.transactionOpen()
                 && deferToTransaction(attribute, acquisition.handles());
@@ -119,14 +113,8 @@ public class DistributedLockInterceptor implements MethodInterceptor {
             List<String> keys) throws Throwable {
         Acquisition acquisition = acquire(attribute, keys);
         if (!acquisition.acquired()) {
-            if (attribute.fallback() != null) {
-                return invokeFallback(invocation, attribute, acquisition.failure());
-            }
-            if (attribute.onFailure() == OnLockFailure.SKIP) {
-                return attribute.skipValue().get();
-            }
             // the caller handles failures of this call in the stage, so this one goes there too
-            return CompletableFuture.failedFuture(acquisition.failure());
+            return notLocked(invocation, attribute, acquisition.failure(), true);
         }
         List<LockHandle> handles = acquisition.handles();
         Object result;
@@ -160,6 +148,21 @@ public class DistributedLockInterceptor implements MethodInterceptor {
             }
         }));
         return attribute.method().getReturnType().isInstance(released) ? released : result;
+    }
+
+    /** The lock was not taken: the fallback wins over onFailure; the method itself never runs. */
+    private Object notLocked(MethodInvocation invocation, LockAttribute attribute, LockAcquisitionException failure,
+            boolean failAsStage) throws Throwable {
+        if (attribute.fallback() != null) {
+            return invokeFallback(invocation, attribute, failure);
+        }
+        if (attribute.onFailure() == OnLockFailure.SKIP) {
+            return attribute.skipValue().get();
+        }
+        if (failAsStage) {
+            return CompletableFuture.failedFuture(failure);
+        }
+        throw failure;
     }
 
     private boolean deferToTransaction(LockAttribute attribute, List<LockHandle> handles) {
