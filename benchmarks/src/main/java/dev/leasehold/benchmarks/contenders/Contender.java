@@ -35,4 +35,19 @@ public interface Contender extends AutoCloseable {
 
     @Override
     void close();
+
+    /** The {@link #withLock} of a {@code java.util.concurrent.locks.Lock} (how the peers expose theirs). */
+    static boolean withLock(java.util.concurrent.locks.Lock lock, Duration wait, Runnable criticalSection)
+            throws InterruptedException {
+        if (!lock.tryLock(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            return false;
+        }
+        try {
+            criticalSection.run();
+        }
+        finally {
+            lock.unlock();
+        }
+        return true;
+    }
 }

@@ -1,8 +1,6 @@
 package dev.leasehold.benchmarks.contenders;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Lock;
 
 import dev.leasehold.LockMode;
 
@@ -54,17 +52,7 @@ public final class RedisLockRegistryContender implements Contender {
         if (mode == LockMode.READ) {
             throw new UnsupportedOperationException("RedisLockRegistry has no shared lock");
         }
-        Lock lock = registry.obtain(key);
-        if (!lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)) {
-            return false;
-        }
-        try {
-            criticalSection.run();
-        }
-        finally {
-            lock.unlock();
-        }
-        return true;
+        return Contender.withLock(registry.obtain(key), wait, criticalSection);
     }
 
     @Override

@@ -1,7 +1,6 @@
 package dev.leasehold.benchmarks.contenders;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockMode;
 import org.redisson.Redisson;
@@ -41,17 +40,7 @@ public final class RedissonContender implements Contender {
     @Override
     public boolean withLock(String key, LockMode mode, Duration wait, Runnable criticalSection)
             throws InterruptedException {
-        RLock lock = lockFor(key, mode);
-        if (!lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)) {
-            return false;
-        }
-        try {
-            criticalSection.run();
-        }
-        finally {
-            lock.unlock();
-        }
-        return true;
+        return Contender.withLock(lockFor(key, mode), wait, criticalSection);
     }
 
     private RLock lockFor(String key, LockMode mode) {
