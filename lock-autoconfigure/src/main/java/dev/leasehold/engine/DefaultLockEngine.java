@@ -352,6 +352,11 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
         }
+        if (lock.exclusive()) {
+            // the next local waiter may go now, not a round trip later: its acquire follows the release on
+            // the same connection, and Redis runs them in that order (if the release is lost, it waits as usual)
+            lock.gate.exit();
+        }
         return reply.orTimeout(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS).handle((released, error) -> {
             try {
                 if (error != null) {
@@ -366,9 +371,6 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
                 }
             }
             finally {
-                if (lock.exclusive()) {
-                    lock.gate.exit();
-                }
                 lock.gate.leave();
             }
             return null;

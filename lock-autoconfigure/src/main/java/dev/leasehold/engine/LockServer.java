@@ -10,6 +10,10 @@ import dev.leasehold.LockMode;
  * Each step is one atomic round trip and answers asynchronously, so an engine can run the same step
  * on several servers at once (the quorum mode) and bound every call in time.
  * {@link LockMode#WRITE} and {@link LockMode#EXCLUSIVE} are the same lock.
+ * <p>
+ * Steps on one key run on the server in the order they were called (one ordered connection per server):
+ * the engine lets the next local waiter send its acquire right behind a release, without waiting for the
+ * release's reply.
  */
 public interface LockServer extends AutoCloseable {
 
