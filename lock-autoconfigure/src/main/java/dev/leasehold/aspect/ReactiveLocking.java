@@ -3,6 +3,7 @@ package dev.leasehold.aspect;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
@@ -40,19 +41,13 @@ final class ReactiveLocking {
                 ? () -> proxied.invocableClone().proceed()
                 : invocation::proceed;
         Mono<DistributedLockInterceptor.Acquisition> acquire = acquire(attribute, keys);
-        Publisher<Object> guarded;
-        if (adapter.isMultiValue()) {
-            guarded = Flux.usingWhen(acquire,
-                    acquisition -> Flux.from(acquisition.acquired() ? publisher(adapter, call, acquisition)
-                            : onFailure(adapter, invocation, attribute, acquisition.failure())),
-                    this::releaseLater, (acquisition, error) -> releaseLater(acquisition), this::releaseLater);
-        }
-        else {
-            guarded = Mono.usingWhen(acquire,
-                    acquisition -> Mono.from(acquisition.acquired() ? publisher(adapter, call, acquisition)
-                            : onFailure(adapter, invocation, attribute, acquisition.failure())),
-                    this::releaseLater, (acquisition, error) -> releaseLater(acquisition), this::releaseLater);
-        }
+        Function<DistributedLockInterceptor.Acquisition, Publisher<Object>> body = acquisition -> acquisition.acquired()
+                ? publisher(adapter, call, acquisition) : onFailure(adapter, invocation, attribute, acquisition.failure());
+        Publisher<Object> guarded = adapter.isMultiValue()
+                ? Flux.usingWhen(acquire, body, this::releaseLater, (acquisition, error) -> releaseLater(acquisition),
+                        this::releaseLater)
+                : Mono.usingWhen(acquire, acquisition -> Mono.from(body.apply(acquisition)), this::releaseLater,
+                        (acquisition, error) -> releaseLater(acquisition), this::releaseLater);
         return adapter.fromPublisher(guarded);
     }
 

@@ -13,6 +13,7 @@ import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockContext;
 import dev.leasehold.LockHandle;
 import dev.leasehold.OnLockFailure;
+import dev.leasehold.engine.Await;
 import dev.leasehold.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -28,7 +29,6 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.fail;
 
 /** Methods returning a stage or a publisher hold their lock until the result ends, not until they return. */
 @Timeout(60)
@@ -46,19 +46,7 @@ class AsyncResultsTest {
     }
 
     private static void eventually(String what, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                fail("Timed out waiting until " + what);
-            }
-            Thread.onSpinWait();
-            try {
-                Thread.sleep(2);
-            }
-            catch (InterruptedException ex) {
-                throw new IllegalStateException(ex);
-            }
-        }
+        Await.until(Duration.ofSeconds(5), what, condition);
     }
 
     @Test

@@ -5,13 +5,13 @@ import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.fail;
 
-/** Waits on a condition with a deadline instead of sleeping a fixed time. */
-final class Await {
+/** Waits on a condition with a deadline instead of sleeping a fixed time (shared by every test package). */
+public final class Await {
 
     private Await() {
     }
 
-    static void until(Duration timeout, String what, BooleanSupplier condition) {
+    public static void until(Duration timeout, String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
