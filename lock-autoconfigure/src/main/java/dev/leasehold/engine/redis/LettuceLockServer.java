@@ -3,8 +3,7 @@ package dev.leasehold.engine.redis;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
@@ -12,17 +11,15 @@ import dev.leasehold.LockMode;
 import dev.leasehold.engine.Grant;
 import dev.leasehold.engine.LockKeys;
 import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.LockServerException;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.data.redis.connection.Message;
-import org.springframework.data.redis.connection.MessageListener;
-import org.springframework.data.redis.connection.SubscriptionListener;
-import org.springframework.data.redis.connection.RedisConnection;
-import org.springframework.data.redis.connection.Subscription;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -31,9 +28,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * Data Redis's {@link LettuceConnectionFactory}: the user's {@code spring.data.redis.*} settings.
  * <p>
  * Scripts go as EVALSHA on Lettuce's asynchronous API over the factory's connection, falling back to
- * EVAL once per server on NOSCRIPT; on Cluster, Lettuce routes each script by its keys, which share one
- * hash tag. Release messages arrive on one dedicated subscription connection for the whole JVM; its
- * (un)subscribe commands run in order on one thread.
+ * EVAL on NOSCRIPT; on Cluster, Lettuce routes each script by its keys, which share one hash tag. A
+ * step's future completes only after the last command it sent (the EVAL of a fallback included), so a
+ * take-back chained after it is sent after anything the step may still run. Release messages arrive on
+ * {@link ReleaseSubscriptions}.
  */
 public class LettuceLockServer implements LockServer {
 
@@ -41,41 +39,29 @@ public class LettuceLockServer implements LockServer {
 
     private final LettuceConnectionFactory connectionFactory;
 
-    private final byte[] keepAliveChannel;
-
-    private final ExecutorService subscriptionThread;
-
-    private final ReleaseListener messageListener = new ReleaseListener();
-
-    private volatile Consumer<String> releaseListener = channel -> {
-    };
+    private final ReleaseSubscriptions subscriptions;
 
     private final ReentrantLock connectionLock = new ReentrantLock();
 
-    private volatile LettuceConnection dataConnection;
+    private final AtomicBoolean publishRefusalLogged = new AtomicBoolean();
 
-    private RedisConnection subscriptionConnection;
+    private volatile LettuceConnection dataConnection;
 
     /**
      * @param keyPrefix used to name the channel that keeps the shared subscription open between waits
      */
     public LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix) {
         this.connectionFactory = connectionFactory;
-        this.keepAliveChannel = (keyPrefix + "leasehold:subscription").getBytes(StandardCharsets.UTF_8);
-        this.subscriptionThread = Executors.newSingleThreadExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "leasehold-subscriptions");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.subscriptions = new ReleaseSubscriptions(connectionFactory, keyPrefix);
     }
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis) {
+            long writerWaitingMillis, String waiterId) {
         LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
         CompletableFuture<List<Object>> reply = eval(script, ScriptOutputType.MULTI,
                 keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence()), bytes(token),
-                bytes(leaseMillis), bytes(writerWaitingMillis));
+                bytes(leaseMillis), bytes(writerWaitingMillis), bytes(waiterId));
         return reply.thenApply(LettuceLockServer::toGrant);
     }
 
@@ -93,6 +79,20 @@ public class LettuceLockServer implements LockServer {
         CompletableFuture<Long> reply = eval(shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE,
                 ScriptOutputType.INTEGER, keys(shared ? keys.readers() : keys.lock()), bytes(token),
                 bytes(keys.channel()));
+        return reply.thenApply(result -> {
+            if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
+                logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "
+                        + "channel). Locks are released, but waiters in other JVMs wake only at their safety re-check. "
+                        + "Grant the channels, e.g. ACL SETUSER <user> &" + channelPattern(keys) + " (logged once)");
+            }
+            return result >= 1L;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
+        CompletableFuture<Long> reply = eval(LockScript.WITHDRAW_WRITER, ScriptOutputType.INTEGER,
+                keys(keys.writerWaiting()), bytes(waiterId), bytes(keys.channel()));
         return reply.thenApply(result -> result == 1L);
     }
 
@@ -105,70 +105,22 @@ public class LettuceLockServer implements LockServer {
 
     @Override
     public void onRelease(Consumer<String> channelListener) {
-        this.releaseListener = channelListener;
+        subscriptions.onRelease(channelListener);
+    }
+
+    @Override
+    public void onSubscriptionLost(Runnable listener) {
+        subscriptions.onLost(listener);
     }
 
     @Override
     public CompletableFuture<Void> subscribe(String channel) {
-        return CompletableFuture.runAsync(() -> subscription().subscribe(bytes(channel)), subscriptionThread);
+        return subscriptions.subscribe(channel);
     }
 
     @Override
     public CompletableFuture<Void> unsubscribe(String channel) {
-        return CompletableFuture.runAsync(() -> {
-            Subscription subscription = subscriptionConnection != null ? subscriptionConnection.getSubscription() : null;
-            if (subscription != null && subscription.isAlive()) {
-                subscription.unsubscribe(bytes(channel));
-            }
-        }, subscriptionThread);
-    }
-
-    /** Runs on the subscription thread only. */
-    private Subscription subscription() {
-        Subscription subscription = subscriptionConnection != null ? subscriptionConnection.getSubscription() : null;
-        if (subscription != null && subscription.isAlive()) {
-            return subscription;
-        }
-        closeQuietly(subscriptionConnection);
-        subscriptionConnection = null;
-        RedisConnection connection = connectionFactory.getConnection();
-        try {
-            // the keep-alive channel keeps the subscription open when no waiter needs a channel
-            connection.subscribe(messageListener, keepAliveChannel);
-        }
-        catch (RuntimeException ex) {
-            closeQuietly(connection);
-            throw ex;
-        }
-        subscriptionConnection = connection;
-        return connection.getSubscription();
-    }
-
-    /**
-     * Release messages, and (re)subscription confirmations: Lettuce subscribes again after a reconnect,
-     * and a release published while disconnected is lost, so a confirmation wakes the channel's waiters
-     * to look again.
-     */
-    private final class ReleaseListener implements MessageListener, SubscriptionListener {
-
-        @Override
-        public void onMessage(Message message, byte[] pattern) {
-            deliver(message.getChannel());
-        }
-
-        @Override
-        public void onChannelSubscribed(byte[] channel, long count) {
-            deliver(channel);
-        }
-    }
-
-    private void deliver(byte[] channel) {
-        try {
-            releaseListener.accept(new String(channel, StandardCharsets.UTF_8));
-        }
-        catch (RuntimeException ex) {
-            logger.error("Release listener failed", ex);
-        }
+        return subscriptions.unsubscribe(channel);
     }
 
     @SuppressWarnings("unchecked")
@@ -178,17 +130,17 @@ public class LettuceLockServer implements LockServer {
             commands = commands();
         }
         catch (RuntimeException ex) {
-            return CompletableFuture.failedFuture(ex);
+            return CompletableFuture.failedFuture(translate(ex));
         }
         CompletableFuture<T> reply = ((CompletableFuture<T>) commands.evalsha(script.sha1(), type, keys, args)
             .toCompletableFuture());
         return reply.exceptionallyCompose(ex -> {
             if (isNoScript(ex)) {
-                // first use of the script on this server: EVAL loads it into the script cache
+                // the script cache is empty (first use, restart, failover, SCRIPT FLUSH): EVAL loads it again
                 return (CompletableFuture<T>) commands.eval(script.body(), type, keys, args).toCompletableFuture();
             }
             return CompletableFuture.failedFuture(ex);
-        });
+        }).exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
     }
 
     private RedisClusterAsyncCommands<byte[], byte[]> commands() {
@@ -210,6 +162,30 @@ public class LettuceLockServer implements LockServer {
         return connection.getNativeConnection();
     }
 
+    /** Says what happened in the engine's terms: whether the command may still run decides a take-back. */
+    static LockServerException translate(Throwable ex) {
+        Throwable cause = ex;
+        while ((cause instanceof java.util.concurrent.CompletionException
+                || cause instanceof java.util.concurrent.ExecutionException) && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        if (cause instanceof LockServerException own) {
+            return own;
+        }
+        if (cause instanceof RedisCommandExecutionException) {
+            return new LockServerException(LockServerException.Kind.REFUSED, String.valueOf(cause.getMessage()), cause);
+        }
+        if (cause instanceof RedisConnectionException) {
+            return new LockServerException(LockServerException.Kind.UNAVAILABLE, String.valueOf(cause.getMessage()), cause);
+        }
+        if (cause instanceof IllegalStateException) {
+            // Spring Data Redis: the connection factory was stopped or destroyed (the application is shutting down)
+            return new LockServerException(LockServerException.Kind.UNAVAILABLE,
+                    "the Redis connection factory is not running (" + cause.getMessage() + ")", cause);
+        }
+        return new LockServerException(LockServerException.Kind.NO_REPLY, String.valueOf(cause), cause);
+    }
+
     private static boolean isNoScript(Throwable ex) {
         Throwable cause = ex;
         while (cause != null) {
@@ -220,6 +196,11 @@ public class LettuceLockServer implements LockServer {
             cause = cause.getCause();
         }
         return false;
+    }
+
+    private static String channelPattern(LockKeys keys) {
+        int tag = keys.lock().indexOf('{');
+        return (tag >= 0 ? keys.lock().substring(0, tag) : "") + "*";
     }
 
     private static Grant toGrant(List<Object> reply) {
@@ -236,7 +217,7 @@ public class LettuceLockServer implements LockServer {
         return result;
     }
 
-    private static byte[] bytes(String value) {
+    static byte[] bytes(String value) {
         return value.getBytes(StandardCharsets.UTF_8);
     }
 
@@ -244,30 +225,18 @@ public class LettuceLockServer implements LockServer {
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
     }
 
-    private static void closeQuietly(RedisConnection connection) {
+    @Override
+    public void close() {
+        subscriptions.close();
+        LettuceConnection connection = dataConnection;
+        dataConnection = null;
         if (connection != null) {
             try {
                 connection.close();
             }
             catch (RuntimeException ex) {
-                logger.debug("Closing a Redis connection failed", ex);
+                logger.debug("Closing the Redis connection failed", ex);
             }
         }
-    }
-
-    @Override
-    public void close() {
-        try {
-            subscriptionThread.submit(() -> {
-                closeQuietly(subscriptionConnection);
-                subscriptionConnection = null;
-            }).get(5, java.util.concurrent.TimeUnit.SECONDS);
-        }
-        catch (Exception ex) {
-            logger.debug("Closing the subscription connection failed", ex);
-        }
-        subscriptionThread.shutdownNow();
-        closeQuietly(dataConnection);
-        dataConnection = null;
     }
 }

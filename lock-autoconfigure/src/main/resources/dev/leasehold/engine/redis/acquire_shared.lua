@@ -4,11 +4,18 @@
 -- Returns {1, fencing token} when granted, {0, ms until the blocker's lease ends} when not.
 local holderTtl = redis.call('PTTL', KEYS[1])
 if holderTtl ~= -2 then
-    return {0, holderTtl > 0 and holderTtl or tonumber(ARGV[2])}
+    -- PTTL is 0 in the holder's last millisecond: "look again in 1 ms", not "no expiry"
+    if holderTtl < 0 then
+        holderTtl = tonumber(ARGV[2])
+    end
+    return {0, math.max(1, holderTtl)}
 end
 local writerWaiting = redis.call('PTTL', KEYS[3])
-if writerWaiting > 0 then
-    return {0, writerWaiting}
+if writerWaiting ~= -2 then
+    if writerWaiting < 0 then
+        writerWaiting = tonumber(ARGV[2])
+    end
+    return {0, math.max(1, writerWaiting)}
 end
 local time = redis.call('TIME')
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

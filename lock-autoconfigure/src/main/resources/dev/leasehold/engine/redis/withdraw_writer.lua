@@ -1,0 +1,10 @@
+-- A writer that stops waiting takes back its writer-waiting marker (only its own), so new readers are
+-- not kept out for the rest of its wait, and wakes the readers that the marker held back.
+-- KEYS[1] writer-waiting marker   ARGV[1] the writer's id   ARGV[2] wake-up channel
+-- Returns 1 when the marker was this writer's and is gone, 0 otherwise.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('DEL', KEYS[1])
+    redis.pcall('PUBLISH', ARGV[2], '1')
+    return 1
+end
+return 0
