@@ -46,9 +46,7 @@ public class LeaseholdAutoConfiguration {
     @ConditionalOnMissingBean
     LockServer leaseholdLockServer(RedisConnectionFactory connectionFactory, LockEngineSettings settings) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
-            throw new IllegalStateException("Leasehold needs Lettuce (Spring Boot's default Redis client), but the "
-                    + "RedisConnectionFactory is a " + connectionFactory.getClass().getName()
-                    + ". Remove the Jedis dependency, or define your own LockServer bean.");
+            throw new UnsupportedConnectionFactoryException(connectionFactory);
         }
         return new LettuceLockServer(lettuce, settings.keyPrefix());
     }
@@ -65,6 +63,13 @@ public class LeaseholdAutoConfiguration {
     DefaultLockEngine leaseholdLockEngine(LockServer server, LockEngineSettings settings,
             ObjectProvider<LockObserver> observers) {
         return new DefaultLockEngine(server, settings, new CompositeLockObserver(observers.orderedStream().toList()));
+    }
+
+    /** Stops the engine before the connection factory stops, so that shutdown releases what is held. */
+    @Bean
+    @ConditionalOnBean(DefaultLockEngine.class)
+    LockEngineLifecycle leaseholdLockEngineLifecycle(DefaultLockEngine engine, RedisConnectionFactory connectionFactory) {
+        return new LockEngineLifecycle(engine, connectionFactory);
     }
 
     @Configuration(proxyBeanMethods = false)
