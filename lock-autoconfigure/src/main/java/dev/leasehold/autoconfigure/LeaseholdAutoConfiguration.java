@@ -44,11 +44,17 @@ public class LeaseholdAutoConfiguration {
 
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    LockServer leaseholdLockServer(RedisConnectionFactory connectionFactory, LockEngineSettings settings) {
+    LockServer leaseholdLockServer(RedisConnectionFactory connectionFactory, LockEngineSettings settings,
+            LeaseholdProperties properties) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
             throw new UnsupportedConnectionFactoryException(connectionFactory);
         }
-        return new LettuceLockServer(lettuce, settings.keyPrefix());
+        LeaseholdProperties.ReplicaAck ack = properties.getReplicaAck();
+        if (ack.getReplicas() < 0 || ack.getTimeout() == null || ack.getTimeout().isNegative() || ack.getTimeout().isZero()) {
+            throw new IllegalArgumentException("leasehold.replica-ack.replicas must be 0 or more and "
+                    + "leasehold.replica-ack.timeout positive, were " + ack.getReplicas() + " and " + ack.getTimeout());
+        }
+        return new LettuceLockServer(lettuce, settings.keyPrefix(), ack.getReplicas(), ack.getTimeout());
     }
 
     @Bean

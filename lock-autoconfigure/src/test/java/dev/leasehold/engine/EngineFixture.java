@@ -64,6 +64,12 @@ final class EngineFixture implements AutoCloseable {
         return server(connectionFactory(), keyPrefix);
     }
 
+    /** Closes the server with the rest. */
+    <S extends LockServer> S track(S server) {
+        resources.add(0, server);
+        return server;
+    }
+
     LettuceLockServer server(LettuceConnectionFactory factory, String keyPrefix) {
         LettuceLockServer server = new LettuceLockServer(factory, keyPrefix);
         resources.add(0, server);

@@ -1,6 +1,7 @@
 package dev.leasehold.engine.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -47,38 +48,89 @@ public class LettuceLockServer implements LockServer {
 
     private volatile LettuceConnection dataConnection;
 
+    /** Null unless grants and renewals must be acknowledged by replicas. */
+    private final AcknowledgedWrites acknowledged;
+
     /**
      * @param keyPrefix used to name the channel that keeps the shared subscription open between waits
      */
     public LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix) {
+        this(connectionFactory, keyPrefix, 0, Duration.ofMillis(100));
+    }
+
+    /**
+     * @param ackReplicas how many replicas must acknowledge (Redis {@code WAIT}) a grant or renewal before it
+     * counts ({@code leasehold.replica-ack.replicas}); 0 for none
+     * @param ackTimeout how long to wait for them ({@code leasehold.replica-ack.timeout})
+     */
+    public LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix, int ackReplicas,
+            Duration ackTimeout) {
         this.connectionFactory = connectionFactory;
         this.subscriptions = new ReleaseSubscriptions(connectionFactory, keyPrefix);
+        this.acknowledged = ackReplicas > 0 ? new AcknowledgedWrites(connectionFactory, ackReplicas, ackTimeout) : null;
     }
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
             long writerWaitingMillis, String waiterId) {
         LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
-        CompletableFuture<List<Object>> reply = eval(script, ScriptOutputType.MULTI,
-                keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence()), bytes(token),
-                bytes(leaseMillis), bytes(writerWaitingMillis), bytes(waiterId));
-        return reply.thenApply(LettuceLockServer::toGrant);
+        byte[][] scriptKeys = keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence());
+        byte[][] args = { bytes(token), bytes(leaseMillis), bytes(writerWaitingMillis), bytes(waiterId) };
+        if (acknowledged == null) {
+            CompletableFuture<List<Object>> reply = eval(script, ScriptOutputType.MULTI, scriptKeys, args);
+            return reply.thenApply(LettuceLockServer::toGrant);
+        }
+        CompletableFuture<AcknowledgedWrites.Reply<List<Object>>> reply = acknowledged
+            .evalAcknowledged(script, ScriptOutputType.MULTI, scriptKeys, args);
+        return reply.exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex))).thenCompose(acked -> {
+            Grant grant = toGrant(acked.value());
+            if (!grant.granted() || acked.acknowledgements() >= acknowledged.replicas()) {
+                return CompletableFuture.completedFuture(grant);
+            }
+            // not on enough replicas: a failover could lose it, so it does not count; take it back first
+            return release(keys, mode, token).handle((released, error) -> {
+                throw notAcknowledged("grant", acked.acknowledgements());
+            });
+        });
+    }
+
+    private LockServerException notAcknowledged(String what, long acknowledgements) {
+        return new LockServerException(LockServerException.Kind.REFUSED, "the " + what + " was acknowledged by "
+                + acknowledgements + " of the " + acknowledged.replicas() + " replicas that leasehold.replica-ack.replicas"
+                + " asks for within leasehold.replica-ack.timeout (" + acknowledged.timeout() + ")", null);
     }
 
     @Override
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
         boolean shared = mode == LockMode.READ;
-        CompletableFuture<Long> reply = eval(shared ? LockScript.RENEW_SHARED : LockScript.RENEW_EXCLUSIVE,
-                ScriptOutputType.INTEGER, keys(shared ? keys.readers() : keys.lock()), bytes(token), bytes(leaseMillis));
-        return reply.thenApply(result -> result == 1L);
+        LockScript script = shared ? LockScript.RENEW_SHARED : LockScript.RENEW_EXCLUSIVE;
+        byte[][] scriptKeys = keys(shared ? keys.readers() : keys.lock());
+        if (acknowledged == null) {
+            CompletableFuture<Long> reply = eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token),
+                    bytes(leaseMillis));
+            return reply.thenApply(result -> result == 1L);
+        }
+        CompletableFuture<AcknowledgedWrites.Reply<Long>> reply = acknowledged.evalAcknowledged(script,
+                ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(leaseMillis));
+        return reply.exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex))).thenApply(acked -> {
+            if (acked.value() == 1L && acked.acknowledgements() < acknowledged.replicas()) {
+                // an unconfirmed renewal: the watchdog retries, and loses the lock if the lease ends first
+                throw notAcknowledged("renewal", acked.acknowledgements());
+            }
+            return acked.value() == 1L;
+        });
     }
 
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
         boolean shared = mode == LockMode.READ;
-        CompletableFuture<Long> reply = eval(shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE,
-                ScriptOutputType.INTEGER, keys(shared ? keys.readers() : keys.lock()), bytes(token),
-                bytes(keys.channel()));
+        LockScript script = shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE;
+        byte[][] scriptKeys = keys(shared ? keys.readers() : keys.lock());
+        // with acknowledgements, on their connection: after this key's acquires, before the next one's
+        CompletableFuture<Long> reply = acknowledged == null
+                ? eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()))
+                : acknowledged.<Long>eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()))
+                    .exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
         return reply.thenApply(result -> {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
                 logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "
@@ -186,7 +238,7 @@ public class LettuceLockServer implements LockServer {
         return new LockServerException(LockServerException.Kind.NO_REPLY, String.valueOf(cause), cause);
     }
 
-    private static boolean isNoScript(Throwable ex) {
+    static boolean isNoScript(Throwable ex) {
         Throwable cause = ex;
         while (cause != null) {
             if (cause instanceof RedisNoScriptException
@@ -228,6 +280,9 @@ public class LettuceLockServer implements LockServer {
     @Override
     public void close() {
         subscriptions.close();
+        if (acknowledged != null) {
+            acknowledged.close();
+        }
         LettuceConnection connection = dataConnection;
         dataConnection = null;
         if (connection != null) {

@@ -95,7 +95,7 @@ final class ReleaseSubscriptions {
 
     CompletableFuture<Void> unsubscribe(String channel) {
         return CompletableFuture.supplyAsync(() -> {
-            if (connection != null) {
+            if (isOpen()) {
                 connection.async().unsubscribe(LettuceLockServer.bytes(channel));
             }
             return null;
@@ -107,7 +107,7 @@ final class ReleaseSubscriptions {
         if (closed) {
             throw new IllegalStateException("the lock server is closed");
         }
-        if (connection != null && !((RedisChannelHandler<?, ?>) connection).isClosed()) {
+        if (isOpen()) {
             return connection; // possibly reconnecting: Lettuce queues the command until it is back
         }
         StatefulRedisPubSubConnection<byte[], byte[]> opened = open(connectionFactory.getRequiredNativeClient());
@@ -116,6 +116,11 @@ final class ReleaseSubscriptions {
         opened.async().subscribe(keepAliveChannel);
         connection = opened;
         return opened;
+    }
+
+    /** Not closed (it may be reconnecting); on {@link #thread} only. */
+    private boolean isOpen() {
+        return connection != null && !((RedisChannelHandler<?, ?>) connection).isClosed();
     }
 
     private static StatefulRedisPubSubConnection<byte[], byte[]> open(AbstractRedisClient client) {
@@ -129,10 +134,10 @@ final class ReleaseSubscriptions {
         closed = true;
         try {
             thread.submit(() -> {
-                if (connection != null) {
+                if (isOpen()) {
                     connection.close();
-                    connection = null;
                 }
+                connection = null;
             }).get(5, TimeUnit.SECONDS);
         }
         catch (Exception ex) {
