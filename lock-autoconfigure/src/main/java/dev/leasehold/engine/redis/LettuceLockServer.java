@@ -94,6 +94,18 @@ public class LettuceLockServer implements LockServer {
         });
     }
 
+    /**
+     * Tells the scripts to wake waiters with SPUBLISH on a Cluster (they do so from Redis 7 on, where
+     * {@link ReleaseSubscriptions} subscribes with SSUBSCRIBE), so a release is not broadcast to every node.
+     */
+    private byte[] publishMode() {
+        return subscriptions.clustered() ? SHARDED : NOT_SHARDED;
+    }
+
+    private static final byte[] SHARDED = bytes("sharded");
+
+    private static final byte[] NOT_SHARDED = new byte[0];
+
     private LockServerException notAcknowledged(String what, long acknowledgements) {
         return new LockServerException(LockServerException.Kind.REFUSED, "the " + what + " was acknowledged by "
                 + acknowledgements + " of the " + acknowledged.replicas() + " replicas that leasehold.replica-ack.replicas"
@@ -128,8 +140,9 @@ public class LettuceLockServer implements LockServer {
         byte[][] scriptKeys = keys(shared ? keys.readers() : keys.lock());
         // with acknowledgements, on their connection: after this key's acquires, before the next one's
         CompletableFuture<Long> reply = acknowledged == null
-                ? eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()))
-                : acknowledged.<Long>eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()))
+                ? eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()), publishMode())
+                : acknowledged.<Long>eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()),
+                        publishMode())
                     .exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
         return reply.thenApply(result -> {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
@@ -144,7 +157,7 @@ public class LettuceLockServer implements LockServer {
     @Override
     public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
         CompletableFuture<Long> reply = eval(LockScript.WITHDRAW_WRITER, ScriptOutputType.INTEGER,
-                keys(keys.writerWaiting()), bytes(waiterId), bytes(keys.channel()));
+                keys(keys.writerWaiting()), bytes(waiterId), bytes(keys.channel()), publishMode());
         return reply.thenApply(result -> result == 1L);
     }
 

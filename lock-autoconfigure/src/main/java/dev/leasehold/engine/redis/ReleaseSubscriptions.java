@@ -57,6 +57,12 @@ final class ReleaseSubscriptions {
     /** Only touched on {@link #thread}. */
     private StatefulRedisPubSubConnection<byte[], byte[]> connection;
 
+    /** Whether channels are sharded (SSUBSCRIBE): on a Redis 7+ Cluster; decided when connecting. */
+    private volatile boolean sharded;
+
+    /** Channels this JVM wants now: a server-side unsubscribe of one of them means its messages are lost. */
+    private final java.util.Set<String> wanted = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private volatile boolean closed;
 
     ReleaseSubscriptions(LettuceConnectionFactory connectionFactory, String keyPrefix) {
@@ -78,10 +84,18 @@ final class ReleaseSubscriptions {
         this.lostListener = listener;
     }
 
+    /** Whether the server is a Redis Cluster (known without I/O, from the client Spring Data Redis built). */
+    boolean clustered() {
+        return connectionFactory.getRequiredNativeClient() instanceof RedisClusterClient;
+    }
+
     CompletableFuture<Void> subscribe(String channel) {
-        CompletableFuture<Void> confirmed = CompletableFuture
-            .supplyAsync(() -> connection().async().subscribe(LettuceLockServer.bytes(channel)), thread)
-            .thenCompose(reply -> reply.toCompletableFuture());
+        wanted.add(channel);
+        CompletableFuture<Void> confirmed = CompletableFuture.supplyAsync(() -> {
+            StatefulRedisPubSubConnection<byte[], byte[]> current = connection();
+            byte[] name = LettuceLockServer.bytes(channel);
+            return sharded ? current.async().ssubscribe(name) : current.async().subscribe(name);
+        }, thread).thenCompose(reply -> reply.toCompletableFuture());
         return confirmed.exceptionallyCompose(ex -> {
             LockServerException failure = LettuceLockServer.translate(ex);
             if (failure.kind() == LockServerException.Kind.REFUSED && refusalLogged.compareAndSet(false, true)) {
@@ -94,9 +108,16 @@ final class ReleaseSubscriptions {
     }
 
     CompletableFuture<Void> unsubscribe(String channel) {
+        wanted.remove(channel);
         return CompletableFuture.supplyAsync(() -> {
             if (isOpen()) {
-                connection.async().unsubscribe(LettuceLockServer.bytes(channel));
+                byte[] name = LettuceLockServer.bytes(channel);
+                if (sharded) {
+                    connection.async().sunsubscribe(name);
+                }
+                else {
+                    connection.async().unsubscribe(name);
+                }
             }
             return null;
         }, thread);
@@ -110,12 +131,26 @@ final class ReleaseSubscriptions {
         if (isOpen()) {
             return connection; // possibly reconnecting: Lettuce queues the command until it is back
         }
-        StatefulRedisPubSubConnection<byte[], byte[]> opened = open(connectionFactory.getRequiredNativeClient());
+        AbstractRedisClient client = connectionFactory.getRequiredNativeClient();
+        StatefulRedisPubSubConnection<byte[], byte[]> opened = open(client);
+        // asked before the first subscription (a subscribed RESP2 connection takes no INFO)
+        sharded = client instanceof RedisClusterClient && majorVersion(opened.sync().info("server")) >= 7;
         opened.addListener((RedisPubSubListener<byte[], byte[]>) listener);
         opened.addListener((RedisConnectionStateListener) listener);
         opened.async().subscribe(keepAliveChannel);
         connection = opened;
         return opened;
+    }
+
+    private static int majorVersion(String info) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("redis_version:")) {
+                String version = line.substring("redis_version:".length()).trim();
+                int dot = version.indexOf('.');
+                return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
+            }
+        }
+        return 0;
     }
 
     /** Not closed (it may be reconnecting); on {@link #thread} only. */
@@ -165,6 +200,24 @@ final class ReleaseSubscriptions {
         @Override
         public void subscribed(byte[] channel, long count) {
             deliver(channel);
+        }
+
+        @Override
+        public void smessage(byte[] channel, byte[] message) {
+            deliver(channel);
+        }
+
+        @Override
+        public void ssubscribed(byte[] channel, long count) {
+            deliver(channel);
+        }
+
+        @Override
+        public void sunsubscribed(byte[] channel, long count) {
+            // Redis drops a sharded subscription when its slot moves to another node (resharding, failover)
+            if (wanted.contains(new String(channel, StandardCharsets.UTF_8))) {
+                onRedisDisconnected(null);
+            }
         }
 
         @Override
