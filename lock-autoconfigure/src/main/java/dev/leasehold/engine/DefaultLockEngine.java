@@ -495,6 +495,25 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         scheduler.shutdownNow();
     }
 
+    /**
+     * What Redis says about one logical key now, read-only (for the actuator endpoint): held or not, mode,
+     * readers, lease left and the fencing counter; never an owner token.
+     */
+    public KeyState inspect(String key) {
+        LockKeys keys = LockKeys.of(settings.keyPrefix(), validKey(key));
+        try {
+            return server.inspect(keys).get(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while reading '" + key + "' from Redis", ex);
+        }
+        catch (Exception ex) {
+            throw new IllegalStateException("Redis did not answer within " + settings.redisTimeout()
+                    + " about '" + key + "'", unwrap(ex));
+        }
+    }
+
     private record Owner(Thread thread, String key) {
     }
 

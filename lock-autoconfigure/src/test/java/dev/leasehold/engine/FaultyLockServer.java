@@ -70,6 +70,11 @@ final class FaultyLockServer implements LockServer {
     }
 
     @Override
+    public CompletableFuture<KeyState> inspect(LockKeys keys) {
+        return real.inspect(keys);
+    }
+
+    @Override
     public void onRelease(Consumer<String> channelListener) {
         real.onRelease(channelListener);
     }
