@@ -120,6 +120,7 @@
             history.shift();
         }
         draw(now);
+        document.body.dataset.points = String(history.length);
         document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
     }
 
