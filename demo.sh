@@ -122,7 +122,9 @@ else
     if command -v unzip > /dev/null; then
         unzip -q -o "$WORK/embedded-redis-$VERSION.jar" "$BINARY" -d "$WORK"
     else
-        JAR_TOOL="$(dirname "$JAVA")/jar"
+        JAR_TOOL="$(dirname "$(readlink -f "$JAVA")")/jar"   # the JDK's jar tool, next to java
+        [ -x "$JAR_TOOL" ] || JAR_TOOL="$(command -v jar || true)"
+        if [ -z "$JAR_TOOL" ]; then echo "Need unzip or the JDK's jar tool to unpack embedded-redis." >&2; exit 1; fi
         (cd "$WORK" && "$JAR_TOOL" xf "embedded-redis-$VERSION.jar" "$BINARY")
     fi
     chmod +x "$WORK/$BINARY"
