@@ -86,7 +86,7 @@ port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 free_port() {
     local port
     for _ in $(seq 1 100); do
-        port=$((20000 + RANDOM % 30000))
+        port=$((10000 + RANDOM % 22000))   # below the kernel's ephemeral range (32768+), where clients' ports come from
         if port_free "$port"; then echo "$port"; return 0; fi
     done
     echo "No free port found" >&2; return 1
@@ -137,25 +137,33 @@ say "Redis: $REDIS_SOURCE"
 KEY_PREFIX="leasehold-demo:$(date +%s)-$$:"   # this run's lock keys, apart from any other run's
 mkdir -p "$WORK/data"
 NODES=()
-start_node() { # name
-    local port
+start_node() { # name: starts a node on a free port; tries another port if that one was taken meanwhile
+    for _ in 1 2 3; do
+        try_node "$1" && return 0
+        grep -q "already in use" "$WORK/$1.log" || break
+        echo "    (port taken meanwhile; another one)"
+    done
+    echo "$1 did not start:" >&2; tail -30 "$WORK/$1.log" >&2; exit 1
+}
+try_node() {
+    local port pid
     port="$(free_port)"
     SPRING_DATA_REDIS_HOST="$REDIS_HOST" SPRING_DATA_REDIS_PORT="$REDIS_PORT" \
         "$JAVA" -Xmx384m -XX:TieredStopAtLevel=1 -jar "$JAR" --server.port="$port" --server.address=127.0.0.1 \
         --ticket-office.node="$1" --ticket-office.data-dir="$WORK/data" --leasehold.key-prefix="$KEY_PREFIX" \
         --logging.level.root=WARN --spring.main.banner-mode=off > "$WORK/$1.log" 2>&1 &
-    PIDS+=($!)
-    local pid=$!
+    pid=$!
+    PIDS+=("$pid")
     printf '    %s on http://127.0.0.1:%s ' "$1" "$port"
     for _ in $(seq 1 600); do
-        if ! kill -0 "$pid" 2>/dev/null; then echo; echo "$1 stopped while starting:" >&2; tail -30 "$WORK/$1.log" >&2; exit 1; fi
+        if ! kill -0 "$pid" 2>/dev/null; then echo "stopped"; return 1; fi
         if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null \
                 && timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"; printf "GET /actuator/health HTTP/1.0\r\n\r\n" >&3; grep -q "\"UP\"" <&3' "$port" 2>/dev/null; then
             echo "up"; NODES+=("http://127.0.0.1:$port"); return 0
         fi
         printf '.'; sleep 0.5
     done
-    echo; echo "$1 did not start in 5 minutes:" >&2; tail -30 "$WORK/$1.log" >&2; exit 1
+    echo "not up after 5 minutes"; return 1
 }
 say "Starting two instances of the sample (two JVMs, one Redis, one H2 database in $WORK/data)"
 start_node node-a
