@@ -171,12 +171,13 @@ start_node node-b
 say "Live page while it runs: ${NODES[0]}/  and  ${NODES[1]}/"
 
 # --- the load ------------------------------------------------------------------------------------------
-set +e
+# in the background, so that a signal to this script stops it at once (the trap stops it with the nodes)
 "$JAVA" -cp "$JAR" -Dloader.main=dev.leasehold.samples.ticketoffice.demo.LoadDriver \
     org.springframework.boot.loader.launch.PropertiesLauncher \
-    --nodes "$(IFS=,; echo "${NODES[*]}")" --attempts "$ATTEMPTS" --seats "$SEATS" --threads "$THREADS" $LOCK_ARG
-STATUS=$?
-set -e
+    --nodes "$(IFS=,; echo "${NODES[*]}")" --attempts "$ATTEMPTS" --seats "$SEATS" --threads "$THREADS" $LOCK_ARG &
+PIDS+=($!)
+STATUS=0
+wait $! || STATUS=$?
 echo "  redis             $REDIS_SOURCE"
 if [ "$KEEP" = yes ]; then
     say "The nodes stay up (live page ${NODES[0]}/): press Enter or Ctrl-C to stop them"
