@@ -8,7 +8,8 @@
 # Redis: the server named by SPRING_DATA_REDIS_HOST/SPRING_DATA_REDIS_PORT (or --spring.data.redis.host=...,
 # --spring.data.redis.port=...; default 127.0.0.1:6379) if it answers; else a redis-server from the PATH on a
 # free port; else the binary packaged in the embedded-redis artifact. Needs only Java 17+ (the Maven wrapper
-# fetches Maven). Stops everything it started on exit and on Ctrl-C.
+# fetches Maven). Database: a fresh H2 file database, or SPRING_DATASOURCE_URL/_USERNAME/_PASSWORD (PostgreSQL).
+# Stops everything it started on exit and on Ctrl-C.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")" && pwd)"
@@ -30,7 +31,7 @@ while [ $# -gt 0 ]; do
         --threads) THREADS="$2"; shift ;;
         --spring.data.redis.host=*) REDIS_HOST="${1#*=}" ;;
         --spring.data.redis.port=*) REDIS_PORT="${1#*=}" ;;
-        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "Unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -165,7 +166,8 @@ try_node() {
     done
     echo "not up after 5 minutes"; return 1
 }
-say "Starting two instances of the sample (two JVMs, one Redis, one H2 database in $WORK/data)"
+if [ -n "${SPRING_DATASOURCE_URL:-}" ]; then DATABASE="$SPRING_DATASOURCE_URL"; else DATABASE="an H2 file database in $WORK/data"; fi
+say "Starting two instances of the sample (two JVMs; one Redis; one database: $DATABASE)"
 start_node node-a
 start_node node-b
 say "Live page while it runs: ${NODES[0]}/  and  ${NODES[1]}/"
