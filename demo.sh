@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
         --threads) THREADS="$2"; shift ;;
         --spring.data.redis.host=*) REDIS_HOST="${1#*=}" ;;
         --spring.data.redis.port=*) REDIS_PORT="${1#*=}" ;;
-        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "Unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
