@@ -184,5 +184,7 @@ echo "  redis             $REDIS_SOURCE"
 if [ "$KEEP" = yes ]; then
     say "The nodes stay up (live page ${NODES[0]}/): press Enter or Ctrl-C to stop them"
     read -r _ || true
+else
+    echo "  (the nodes stop now; ./demo.sh --keep leaves them up for the live page)"
 fi
 exit "$STATUS"
