@@ -14,7 +14,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -57,9 +56,9 @@ public final class LoadDriver {
 
     private final AtomicInteger failed = new AtomicInteger();
 
-    private final AtomicLong lastError = new AtomicLong();
-
     private volatile String lastErrorText = "";
+
+    private volatile long showId;
 
     LoadDriver(List<String> nodes, int attempts, int seats, int threads, boolean locked, PrintStream out) {
         this.nodes = List.copyOf(nodes);
@@ -160,11 +159,8 @@ public final class LoadDriver {
         }
     }
 
-    private volatile long showId;
-
     private void error(String text) {
         failed.incrementAndGet();
-        lastError.set(System.nanoTime());
         lastErrorText = text.length() > 200 ? text.substring(0, 200) : text;
     }
 
