@@ -64,6 +64,12 @@ public interface LockServer extends AutoCloseable {
     /** Stops receiving release messages of a channel. */
     CompletableFuture<Void> unsubscribe(String channel);
 
+    /**
+     * What the server holds for the key now (holder's mode, readers, lease left, fencing counter), read
+     * without changing anything; it never returns an owner token.
+     */
+    CompletableFuture<KeyState> inspect(LockKeys keys);
+
     @Override
     void close();
 }
