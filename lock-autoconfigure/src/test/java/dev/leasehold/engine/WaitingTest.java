@@ -47,9 +47,10 @@ class WaitingTest extends RealRedisEngineTest {
         long max = handoffMicros.get(handoffMicros.size() - 1);
         System.out.printf("hand-off to another client: p50 %d us, max %d us over %d rounds%n", p50, max,
                 handoffMicros.size());
-        // peers that poll sleep 50-100 ms between tries; a release message arrives in well under that
-        assertThat(p50).isLessThan(20_000);
-        assertThat(max).isLessThan(1_000_000);
+        // peers that poll sleep 50-100 ms between tries; a release message arrives well under that (1-2 ms on
+        // an idle machine); the bounds leave room for a loaded one and still tell a message from the 30 s lease
+        assertThat(p50).isLessThan(100_000);
+        assertThat(max).isLessThan(10_000_000);
     }
 
     @Test
@@ -119,11 +120,11 @@ class WaitingTest extends RealRedisEngineTest {
             Optional<LockHandle> none = waiter.tryLock("busy", Duration.ofMillis(300), null);
             long tookMillis = (System.nanoTime() - started) / 1_000_000;
             assertThat(none).isEmpty();
-            assertThat(tookMillis).isBetween(290L, 300L + 500L);
+            assertThat(tookMillis).isBetween(290L, 300L + 2000L);
 
             started = System.nanoTime();
             assertThat(waiter.tryLock("busy", Duration.ZERO, null)).isEmpty();
-            assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(500);
+            assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(2000);
         }
     }
 
@@ -136,7 +137,8 @@ class WaitingTest extends RealRedisEngineTest {
         long started = System.nanoTime();
         try (LockHandle handle = waiter.lock("expiring", Duration.ofSeconds(5))) {
             long waitedMillis = (System.nanoTime() - started) / 1_000_000;
-            assertThat(waitedMillis).isLessThan(400 + 300);
+            // the lease end (400 ms), not the waiter's own 30 s lease nor its 5 s deadline
+            assertThat(waitedMillis).isLessThan(3000);
         }
     }
 
@@ -164,7 +166,7 @@ class WaitingTest extends RealRedisEngineTest {
         long waitedMillis = (waiter.get(20, TimeUnit.SECONDS) - releasedAt) / 1_000_000;
         pool.shutdown();
         // woken by the release message, not by the holder's 30 s lease running out
-        assertThat(waitedMillis).isLessThan(500);
+        assertThat(waitedMillis).isLessThan(10_000);
     }
 
     private int redisSubscribers(String channel) {
