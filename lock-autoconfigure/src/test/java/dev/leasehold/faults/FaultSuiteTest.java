@@ -74,7 +74,7 @@ class FaultSuiteTest {
 
     static List<String> settings(Duration lease, Duration section, Duration think) {
         return List.of("--leasehold.lease-time=" + lease.toMillis() + "ms", "--leasehold.redis-timeout=500ms",
-                "--spring.data.redis.timeout=300ms", "--fault.section=" + section.toMillis() + "ms",
+                "--spring.data.redis.timeout=" + System.getProperty("faults.driver-timeout", "300ms"), "--fault.section=" + section.toMillis() + "ms",
                 "--fault.think=" + think.toMillis() + "ms", "--fault.wait=30s");
     }
 

@@ -41,7 +41,8 @@ import org.springframework.core.env.Environment;
  * {@code fenced_write.lua}). Each critical section ends with one record in the resource's list
  * {@value #SECTIONS}: {@code worker|token|grantMicros|readMicros|endMicros|verdict|heldAfter|lostEvent}
  * (verdict {@code A} accepted, {@code R} write refused, {@code r} read refused). It stops when the key
- * {@value #STOP} appears; while {@code holdoff:<id>} exists it takes no lock.
+ * {@value #STOP} appears; while {@code holdoff:<id>} exists it takes no lock; while {@value #FREEZE} exists
+ * a worker inside its section stays there.
  */
 @Configuration(proxyBeanMethods = false)
 @ImportAutoConfiguration({ DataRedisAutoConfiguration.class, LeaseholdAutoConfiguration.class })
@@ -56,6 +57,8 @@ public class FaultWorker {
     static final String COUNTER = "counter";
 
     static final String INSIDE = "inside";
+
+    static final String FREEZE = "freeze";
 
     /** Fencing tokens of the handles this process was told it lost (LockLostEvent). */
     private final Set<Long> lostTokens = ConcurrentHashMap.newKeySet();
@@ -183,6 +186,11 @@ public class FaultWorker {
             }
             long jitter = section.toMillis() / 4;
             sleep(Duration.ofMillis(section.toMillis() + ThreadLocalRandom.current().nextLong(-jitter, jitter + 1)));
+            // the test can keep whoever is inside there (bounded), to line a fault up with an open section
+            long frozenUntil = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (resource.exists(FREEZE) > 0 && System.nanoTime() < frozenUntil) {
+                sleep(Duration.ofMillis(10));
+            }
             List<Long> write = resource.eval(writeScript, ScriptOutputType.MULTI, new String[] { FENCE, COUNTER, INSIDE },
                     Long.toString(token), Long.toString(read.get(1) + 1), id);
             record(handle, grantMicros, readMicros, write.get(1), write.get(0) == 1L ? "A" : "R");

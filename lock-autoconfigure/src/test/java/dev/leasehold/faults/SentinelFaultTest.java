@@ -1,0 +1,124 @@
+package dev.leasehold.faults;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import dev.leasehold.faults.FaultScenario.Inside;
+import dev.leasehold.faults.SectionLog.Section;
+import dev.leasehold.faults.SectionLog.Verdict;
+import dev.leasehold.test.redis.TestRedisSentinel;
+import dev.leasehold.test.redis.TestRedisServer;
+import dev.leasehold.test.redis.TestRedisServers;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The fault suite's failover rows: the three workers reach Redis through Sentinel (a primary, a replica, a
+ * Sentinel); the replica is cut off, a worker takes the key on the primary alone, and the primary is
+ * killed while that worker is inside its section. Without replica acknowledgement the promoted replica
+ * never saw that grant, so a second worker takes the key: the fencing check must refuse the first one's
+ * late write. With {@code leasehold.replica-ack.replicas=1} the grant after the cut is not acknowledged,
+ * so it never counts: call {@link #failover} with that property and {@code expectDoubleGrant=false}.
+ */
+@Timeout(150)
+class SentinelFaultTest {
+
+    /** Long enough for the watchdog to bridge a failover, and to tell a woken waiter from one that slept out the lease. */
+    private static final Duration LEASE = Duration.ofSeconds(20);
+
+    private TestRedisSentinel sentinel;
+
+    private TestRedisServer resource;
+
+    private FaultScenario scenario;
+
+    @AfterEach
+    void stop() {
+        if (scenario != null) {
+            scenario.close();
+        }
+        if (sentinel != null) {
+            sentinel.close();
+        }
+        if (resource != null) {
+            resource.close();
+        }
+    }
+
+    @Test
+    void failoverWithoutReplicaAcknowledgement() {
+        failover("Sentinel failover without replica acknowledgement", List.of(), true);
+    }
+
+    void failover(String fault, List<String> extraSettings, boolean expectDoubleGrant) {
+        sentinel = TestRedisSentinel.start();
+        resource = TestRedisServers.start();
+        scenario = new FaultScenario("sentinel-failover" + (extraSettings.isEmpty() ? "" : "-" + extraSettings.hashCode()), resource);
+        List<String> settings = new ArrayList<>(FaultSuiteTest.settings(LEASE, Duration.ofMillis(150), Duration.ofMillis(60)));
+        settings.addAll(extraSettings);
+        Map<String, List<String>> perWorker = new LinkedHashMap<>();
+        for (int i = 1; i <= 3; i++) {
+            perWorker.put("w" + i, List.of("--spring.data.redis.sentinel.master=" + TestRedisSentinel.MASTER_NAME,
+                    "--spring.data.redis.sentinel.nodes=" + sentinel.sentinel().host() + ":" + sentinel.sentinel().port()));
+        }
+        scenario.start(settings, perWorker);
+        scenario.awaitSections(6, Duration.ofSeconds(60));
+
+        long cutAt = scenario.now();
+        sentinel.cutReplication();
+        // a section granted after the cut: its lock exists on the primary only
+        Optional<Inside> holder = scenario.insideWithin(cutAt + 20_000, Duration.ofSeconds(5));
+        scenario.resource.command("SET", FaultWorker.FREEZE, "1");
+        long killedAt = scenario.now();
+        sentinel.primary().stop();
+        String holderId = holder.map(Inside::worker).orElse("");
+        // keep the holder inside until another worker got in on the promoted replica (or long enough to know it cannot)
+        scenario.insideWithin(killedAt, Duration.ofSeconds(25));
+        long deadline = System.nanoTime() + Duration.ofSeconds(25).toNanos();
+        while (System.nanoTime() < deadline && !otherInside(holderId, killedAt)) {
+            FaultScenario.sleep(10);
+        }
+        scenario.resource.command("DEL", FaultWorker.FREEZE);
+        scenario.awaitSectionsAfter(killedAt, 4, Duration.ofSeconds(40));
+        SectionLog log = scenario.stop();
+        Verdict verdict = log.check();
+        long recovery = Math.round((log.firstReadAfter(killedAt, section -> !section.worker().equals(holderId))
+            .orElseThrow().readMicros() - killedAt) / 1000.0);
+        FaultTable.add(new FaultTable.Row(fault + " (replica cut off, primary SIGKILL, lease " + LEASE.toSeconds() + " s)",
+                verdict, recovery, "after the kill", expectDoubleGrant
+                        ? "the lock taken on the old primary is gone on the new one: a second holder gets in; the "
+                                + "fencing check refuses the first holder's late write, which then sees isHeld() false and a LockLostEvent"
+                        : "no grant counts that the replica did not acknowledge; locking resumes after the promotion"));
+        System.out.println("Failure modes measured:\n" + FaultTable.markdown());
+        assertThat(verdict.violations()).as("invariant violations\n" + scenario.workers.tails()).isEmpty();
+        if (expectDoubleGrant) {
+            assertThat(holder).as("a worker inside with a grant made after the cut").isPresent();
+            assertThat(verdict.overlaps()).as("double grants (caught by fencing)").isPositive();
+            Section late = log.of(holderId).stream().filter(section -> section.token() == holder.get().token())
+                .findFirst().orElseThrow();
+            assertThat(late.verdict()).as("the first holder's late write").isNotEqualTo("A");
+        }
+        else {
+            assertThat(verdict.overlaps()).as("double grants").isZero();
+        }
+        // waiters notice the new primary once they reach it; they do not sleep out the lost holder's lease
+        assertThat(recovery).as("time from the kill to another worker's section\n" + scenario.workers.tails())
+            .isLessThan(LEASE.toMillis() / 2);
+    }
+
+    private boolean otherInside(String holderId, long afterMicros) {
+        String inside = scenario.resource.command("GET", FaultWorker.INSIDE);
+        if (inside == null || inside.equals("null")) {
+            return false;
+        }
+        String[] parts = inside.split(":");
+        return !parts[0].equals(holderId) && Long.parseLong(parts[2]) > afterMicros;
+    }
+}
