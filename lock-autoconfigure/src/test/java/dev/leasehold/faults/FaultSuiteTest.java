@@ -182,8 +182,13 @@ class FaultSuiteTest {
         proxy.blackhole();
         long stalledAt = scenario.now();
         FaultScenario.sleep(lease.toMillis() + 1_000);
+        System.out.println("blackhole: before heal, key " + redis.command("GET", "lock:{" + FaultScenario.KEY + "}")
+                + " pttl " + redis.command("PTTL", "lock:{" + FaultScenario.KEY + "}"));
         proxy.heal();
         long healedAt = scenario.now();
+        FaultScenario.sleep(100);
+        System.out.println("blackhole: after heal, key " + redis.command("GET", "lock:{" + FaultScenario.KEY + "}")
+                + " pttl " + redis.command("PTTL", "lock:{" + FaultScenario.KEY + "}"));
         others.forEach(id -> scenario.holdOff(id, false));
         scenario.awaitSectionsAfter(healedAt, 4, Duration.ofSeconds(20));
         SectionLog log = scenario.stop();
@@ -244,6 +249,11 @@ class FaultSuiteTest {
         }
         scenario.await(Duration.ofSeconds(10), "the holder's release", () -> scenario.recorded(holder.worker(), holder.token()));
         long releasedAt = scenario.now();
+        // the fault really happened: no waiter has a subscription now
+        String clients = redis.command("CLIENT", "LIST");
+        assertThat(clients.lines().filter(line -> waiters.stream().anyMatch(w -> line.contains(" user=" + w + " ")))
+            .filter(line -> !line.contains(" sub=0 ") || !line.contains(" psub=0 ")))
+            .as("waiters' connections with a subscription during the cut").isEmpty();
         FaultScenario.sleep(1_000);
         for (String waiter : waiters) {
             redis.command("ACL", "SETUSER", waiter, "allchannels");
