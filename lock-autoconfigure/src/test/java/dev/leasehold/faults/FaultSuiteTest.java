@@ -74,8 +74,9 @@ class FaultSuiteTest {
 
     static List<String> settings(Duration lease, Duration section, Duration think) {
         return List.of("--leasehold.lease-time=" + lease.toMillis() + "ms", "--leasehold.redis-timeout=500ms",
-                "--spring.data.redis.timeout=" + System.getProperty("faults.driver-timeout", "300ms"), "--fault.section=" + section.toMillis() + "ms",
-                "--fault.think=" + think.toMillis() + "ms", "--fault.wait=30s");
+                "--spring.data.redis.timeout=" + System.getProperty("faults.driver-timeout", "300ms"),
+                "--fault.section=" + section.toMillis() + "ms", "--fault.think=" + think.toMillis() + "ms",
+                "--fault.wait=30s");
     }
 
     private FaultScenario scenario(String name, Duration lease) {
@@ -91,7 +92,9 @@ class FaultSuiteTest {
 
     private void assertNoViolations(Verdict verdict) {
         assertThat(verdict.violations()).as("invariant violations\n" + scenario.workers.tails()).isEmpty();
-        assertThat(scenario.workers.exitCodes().values()).as("worker exit codes").allMatch(code -> code == null || code == 0 || code == 137);
+        // 137: killed by the test
+        assertThat(scenario.workers.exitCodes().values()).as("worker exit codes\n" + scenario.workers.tails())
+            .allMatch(code -> code == null || code == 0 || code == 137);
     }
 
     @Test
