@@ -1,0 +1,103 @@
+package dev.leasehold.faults;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
+
+/**
+ * The critical sections the workers recorded, and the invariant checks over them. Times are microseconds
+ * of one clock (the machine's): grant from the worker, read and end from the resource Redis.
+ */
+final class SectionLog {
+
+    record Section(String worker, long token, long grantMicros, long readMicros, long endMicros, String verdict,
+            boolean heldAfter, boolean lostEvent) {
+
+        static Section parse(String line) {
+            String[] f = line.split("\\|");
+            return new Section(f[0], Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]),
+                    Long.parseLong(f[4]), f[5], Boolean.parseBoolean(f[6]), Boolean.parseBoolean(f[7]));
+        }
+
+        boolean accepted() {
+            return verdict.equals("A");
+        }
+
+        boolean overlaps(Section other) {
+            return readMicros <= other.endMicros && other.readMicros <= endMicros;
+        }
+
+        @Override
+        public String toString() {
+            return worker + " token " + token + " [" + readMicros + ".." + endMicros + "] " + verdict
+                    + (accepted() ? "" : " held=" + heldAfter + " lostEvent=" + lostEvent);
+        }
+    }
+
+    /** What the checks found. */
+    record Verdict(int sections, int accepted, int refused, int overlaps, List<String> violations) {
+    }
+
+    final List<Section> sections;
+
+    final long counter;
+
+    SectionLog(List<Section> sections, long counter) {
+        this.sections = List.copyOf(sections);
+        this.counter = counter;
+    }
+
+    Verdict check() {
+        List<String> violations = new ArrayList<>();
+        List<Section> accepted = sections.stream().filter(Section::accepted).toList();
+        if (counter != accepted.size()) {
+            violations.add("lost update: counter is " + counter + " after " + accepted.size() + " accepted sections");
+        }
+        List<Section> byEnd = accepted.stream().sorted(Comparator.comparingLong(Section::endMicros)).toList();
+        for (int i = 1; i < byEnd.size(); i++) {
+            if (byEnd.get(i).token() <= byEnd.get(i - 1).token()) {
+                violations.add("accepted tokens not increasing: " + byEnd.get(i - 1) + " then " + byEnd.get(i));
+            }
+        }
+        // grants in time order get increasing tokens (the contract), whatever the fencing check said
+        List<Section> byGrant = sections.stream().sorted(Comparator.comparingLong(Section::grantMicros)).toList();
+        for (int i = 1; i < byGrant.size(); i++) {
+            if (byGrant.get(i).token() <= byGrant.get(i - 1).token()) {
+                violations.add("token went backwards: " + byGrant.get(i - 1) + " granted before " + byGrant.get(i));
+            }
+        }
+        int overlaps = 0;
+        List<Section> byRead = sections.stream().sorted(Comparator.comparingLong(Section::readMicros)).toList();
+        for (int i = 0; i < byRead.size(); i++) {
+            for (int j = i + 1; j < byRead.size() && byRead.get(j).readMicros() <= byRead.get(i).endMicros(); j++) {
+                Section a = byRead.get(i);
+                Section b = byRead.get(j);
+                if (a.overlaps(b)) {
+                    overlaps++;
+                    if (a.accepted() && b.accepted()) {
+                        violations.add("two holders inside, both writes accepted: " + a + " and " + b);
+                    }
+                }
+            }
+        }
+        for (Section section : sections) {
+            if (!section.accepted() && (section.heldAfter() || !section.lostEvent())) {
+                violations.add("refused by fencing, but the holder was not told its lock was lost: " + section);
+            }
+        }
+        return new Verdict(sections.size(), accepted.size(), sections.size() - accepted.size(), overlaps, violations);
+    }
+
+    /** The first section (in read order) matching the filter that was read after {@code micros}. */
+    Optional<Section> firstReadAfter(long micros, Predicate<Section> filter) {
+        return sections.stream()
+            .filter(section -> section.readMicros() > micros && filter.test(section))
+            .min(Comparator.comparingLong(Section::readMicros));
+    }
+
+    List<Section> of(String worker) {
+        return sections.stream().filter(section -> section.worker().equals(worker)).toList();
+    }
+}
