@@ -347,7 +347,9 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
         CompletableFuture<Boolean> reply;
         try {
-            reply = server.release(lock.keys, lock.mode, lock.token);
+            long keep = lock.holdLeftMillis();
+            reply = keep > 0 ? server.release(lock.keys, lock.mode, lock.token, keep)
+                    : server.release(lock.keys, lock.mode, lock.token);
         }
         catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
@@ -495,6 +497,94 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         scheduler.shutdownNow();
     }
 
+    @Override
+    public Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime, Duration holdAtLeast) {
+        return tryLock(key, LockMode.EXCLUSIVE, waitTime, leaseTime, holdAtLeast);
+    }
+
+    @Override
+    public Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime,
+            Duration holdAtLeast) {
+        if (holdAtLeast != null) {
+            if (holdAtLeast.isNegative()) {
+                throw new IllegalArgumentException("holdAtLeast must be zero or positive, was " + holdAtLeast
+                        + " (key '" + key + "')");
+            }
+            if (leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
+                throw new IllegalArgumentException("holdAtLeast (" + holdAtLeast + ") must not be longer than the "
+                        + "fixed leaseTime (" + leaseTime + ") (key '" + key + "')");
+            }
+        }
+        Optional<LockHandle> handle = tryLock(key, mode, waitTime, leaseTime);
+        if (holdAtLeast != null && !holdAtLeast.isZero() && handle.isPresent()
+                && handle.get() instanceof DefaultLockHandle own) {
+            HeldLock lock = own.lock();
+            // a re-entry keeps the acquisition's hold, or lengthens it
+            lock.holdAtLeastMillis = Math.max(lock.holdAtLeastMillis, holdAtLeast.toMillis());
+        }
+        return handle;
+    }
+
+    /** Compare-then-extend of a fixed lease to {@code lease} from now (see {@link LockHandle#extend}). */
+    boolean extend(HeldLock lock, Duration lease) {
+        Objects.requireNonNull(lease, "lease");
+        if (lease.isNegative() || lease.isZero()) {
+            throw new IllegalArgumentException("lease must be positive, was " + lease + " (key '" + lock.key() + "')");
+        }
+        if (lock.renewed) {
+            throw new IllegalStateException("The watchdog renews the lease of " + lock
+                    + "; extend(Duration) is for locks taken with a fixed leaseTime");
+        }
+        if (!lock.isHeld()) {
+            return false;
+        }
+        long leaseMillis = Math.max(1, lease.toMillis());
+        long sentAt = System.nanoTime();
+        boolean extended;
+        try {
+            extended = server.renew(lock.keys, lock.mode, lock.token, leaseMillis)
+                .get(settings.redisTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new LockAcquisitionException(lock.key(), "Interrupted while extending the lease of '" + lock.key()
+                    + "'; the lease runs on as before", ex);
+        }
+        catch (Exception ex) {
+            throw new LockAcquisitionException(lock.key(), "Could not extend the lease of '" + lock.key()
+                    + "': Redis did not answer within " + settings.redisTimeout() + " (" + unwrap(ex)
+                    + "); the lease runs on as before", unwrap(ex));
+        }
+        if (!extended) {
+            lose(lock, "Redis refused to extend the lease: the key expired or is owned by someone else");
+            return false;
+        }
+        watchdog.forget(lock);
+        lock.leaseEndsAtNanos = sentAt + leaseMillis * 1_000_000L;
+        if (lock.state.get() != HeldLock.State.HELD) {
+            return false;
+        }
+        watchdog.watch(lock);
+        return true;
+    }
+
+    /** A cheap round trip on the engine's connection, bounded by {@code leasehold.redis-timeout} (health checks). */
+    public CompletableFuture<Void> ping() {
+        CompletableFuture<Void> reply;
+        try {
+            reply = server.ping();
+        }
+        catch (RuntimeException ex) {
+            reply = CompletableFuture.failedFuture(ex);
+        }
+        return reply.orTimeout(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The settings this engine runs with. */
+    public LockEngineSettings settings() {
+        return settings;
+    }
+
     private record Owner(Thread thread, String key) {
     }
 
@@ -524,6 +614,11 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         @Override
         public void renewalFailed(int locks) {
             run(() -> delegate.renewalFailed(locks));
+        }
+
+        @Override
+        public void renewed(int locks) {
+            run(() -> delegate.renewed(locks));
         }
 
         private static void run(Runnable call) {

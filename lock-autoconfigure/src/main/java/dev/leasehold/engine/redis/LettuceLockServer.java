@@ -89,10 +89,15 @@ public class LettuceLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
+        return release(keys, mode, token, 0);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
         boolean shared = mode == LockMode.READ;
         CompletableFuture<Long> reply = eval(shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE,
                 ScriptOutputType.INTEGER, keys(shared ? keys.readers() : keys.lock()), bytes(token),
-                bytes(keys.channel()));
+                bytes(keys.channel()), bytes(Math.max(0, keepMillis)));
         return reply.thenApply(result -> result == 1L);
     }
 
@@ -252,6 +257,16 @@ public class LettuceLockServer implements LockServer {
             catch (RuntimeException ex) {
                 logger.debug("Closing a Redis connection failed", ex);
             }
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> ping() {
+        try {
+            return commands().ping().toCompletableFuture().thenApply(pong -> null);
+        }
+        catch (RuntimeException ex) {
+            return CompletableFuture.failedFuture(ex);
         }
     }
 
