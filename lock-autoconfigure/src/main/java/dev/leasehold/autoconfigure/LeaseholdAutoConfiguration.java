@@ -67,6 +67,13 @@ public class LeaseholdAutoConfiguration {
         return new DefaultLockEngine(server, settings, new CompositeLockObserver(observers.orderedStream().toList()));
     }
 
+    /** Releases what the engine holds at shutdown before the Redis connection factory stops. */
+    @Bean
+    @ConditionalOnMissingBean
+    LeaseholdEngineLifecycle leaseholdEngineLifecycle(ObjectProvider<DefaultLockEngine> engine) {
+        return new LeaseholdEngineLifecycle(engine);
+    }
+
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(MeterBinder.class)
     static class MetricsConfiguration {

@@ -74,6 +74,9 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     private volatile boolean closed;
 
+    /** Locks whose release was sent and not answered yet: closing waits for them before the connection goes. */
+    private final java.util.Set<HeldLock> releasing = ConcurrentHashMap.newKeySet();
+
     public DefaultLockEngine(LockServer server, LockEngineSettings settings, LockObserver observer) {
         this.server = Objects.requireNonNull(server, "server");
         this.settings = Objects.requireNonNull(settings, "settings");
@@ -340,6 +343,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     }
 
     private CompletableFuture<Void> release(HeldLock lock) {
+        releasing.add(lock);
         watchdog.forget(lock);
         held.remove(new Owner(lock.owner, lock.key()), lock);
         active.remove(lock);
@@ -374,6 +378,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
             }
             finally {
                 lock.gate.leave();
+                releasing.remove(lock);
             }
             return null;
         });
@@ -493,6 +498,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         catch (Exception ex) {
             // each release logged its own failure
         }
+        awaitReleasesInFlight();
         signals.close();
         scheduler.shutdownNow();
     }
@@ -583,6 +589,23 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     /** The settings this engine runs with. */
     public LockEngineSettings settings() {
         return settings;
+    }
+
+    /**
+     * Releases other threads sent just before close (a shutdown hook unlocking) must reach Redis before
+     * the server's connection closes, or their keys would block others for a whole lease.
+     */
+    private void awaitReleasesInFlight() {
+        long deadline = System.nanoTime() + settings.redisTimeout().toNanos() + 100_000_000L;
+        while (!releasing.isEmpty() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(1);
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     private record Owner(Thread thread, String key) {
