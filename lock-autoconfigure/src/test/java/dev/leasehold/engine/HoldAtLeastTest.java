@@ -19,6 +19,9 @@ class HoldAtLeastTest extends RealRedisEngineTest {
     void aQuickReleaseKeepsTheKeyUntilTheHoldHasPassedAndNoLonger() {
         DefaultLockEngine first = fixture.engine();
         DefaultLockEngine second = fixture.engine();
+        // connect both first: a fresh client's first connect can take seconds on a loaded machine
+        first.isLocked("warm-up");
+        second.isLocked("warm-up");
         long started = System.nanoTime();
         LockHandle handle = first.tryLock("report", Duration.ZERO, null, HOLD).orElseThrow();
         handle.close();
@@ -33,7 +36,8 @@ class HoldAtLeastTest extends RealRedisEngineTest {
         // a waiter gets it once the hold has passed (woken at the key's expiry, not by a release message)
         LockHandle next = second.tryLock("report", Duration.ofSeconds(10), Duration.ofSeconds(5)).orElseThrow();
         long afterMillis = (System.nanoTime() - started) / 1_000_000;
-        assertThat(afterMillis).isGreaterThanOrEqualTo(HOLD.toMillis()).isLessThan(HOLD.toMillis() + 5000);
+        // at the hold's end, not at the end of the 30 s watchdog lease the key was taken with
+        assertThat(afterMillis).isGreaterThanOrEqualTo(HOLD.toMillis()).isLessThan(HOLD.toMillis() + 15_000);
         next.close();
     }
 
