@@ -41,4 +41,13 @@ public @interface DistributedLock {
 
     /** Name of a method on the same bean with the same parameters, called instead when the lock is not taken. */
     String fallback() default "";
+
+    /**
+     * "" = none; a duration ("30s", "PT30S", "${prop}"): the lock stays taken until this long after it was
+     * acquired, even when the method returned sooner (the release sets the key's TTL to the time left
+     * instead of deleting it). For a {@code @Scheduled} job that must run once per period across
+     * instances: a node whose scheduler fires a little later finds the key still taken. Must not be longer
+     * than a fixed {@link #leaseTime()}; a bad value fails startup like {@link #waitTime()}.
+     */
+    String holdAtLeast() default "";
 }

@@ -1,5 +1,9 @@
 package dev.leasehold;
 
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
 /** One acquisition of a lock. Closing it releases the lock (the outermost close, when re-entered). */
 public interface LockHandle extends AutoCloseable {
 
@@ -15,4 +19,39 @@ public interface LockHandle extends AutoCloseable {
     /** Releases; idempotent; never deletes a lock that another owner holds now. */
     @Override
     void close();
+
+    /**
+     * Compare-then-extend: sets the lease of a lock taken with a fixed {@code leaseTime} to {@code lease}
+     * from now, if this owner still holds it (also shorter than what is left: it is set, not added).
+     * @return true when extended; false when the lock was already released or lost (a lost lock is then
+     * reported like any other: {@link LockLostEvent}, a WARN, the metrics)
+     * @throws IllegalStateException for a watchdog-renewed lock (the watchdog extends it)
+     * @throws IllegalArgumentException when {@code lease} is not positive
+     * @throws LockAcquisitionException when Redis did not answer within {@code leasehold.redis-timeout}
+     * (the lease runs on as before)
+     */
+    default boolean extend(Duration lease) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot extend its lease");
+    }
+
+    /**
+     * A conservative local estimate of the lease left (the one {@link #isHeld()} uses): counted from when
+     * the last confirmed grant, renewal or extension was sent. Zero once released or lost. For a
+     * watchdog-renewed lock, the time left of the current lease period.
+     */
+    default Duration remainingLease() {
+        if (!isHeld()) {
+            return Duration.ZERO;
+        }
+        throw new UnsupportedOperationException(getClass().getName() + " cannot estimate its lease");
+    }
+
+    /**
+     * Releases like {@link #close()} without blocking the caller. Completes once the release is done:
+     * Redis answered, or {@code leasehold.redis-timeout} passed (a failed release is logged, never an
+     * exceptional completion: the lock then expires with its lease).
+     */
+    default CompletionStage<Void> closeAsync() {
+        return CompletableFuture.runAsync(this::close);
+    }
 }

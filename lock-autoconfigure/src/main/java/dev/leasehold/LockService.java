@@ -2,6 +2,7 @@ package dev.leasehold;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.locks.Lock;
 import java.util.function.Supplier;
 
 /**
@@ -36,4 +37,34 @@ public interface LockService {
 
     /** Whether anyone, anywhere, holds the key now (in any mode). */
     boolean isLocked(String key);
+
+    /**
+     * Like {@link #tryLock(String, Duration, Duration)}, and the key stays taken until {@code holdAtLeast}
+     * has passed since the lock was granted, even when the handle is closed sooner: closing then sets the
+     * key's TTL to the time left (compare-then-set) instead of deleting it, and nothing renews it after.
+     * For a job that must run once per period across instances (ShedLock's {@code lockAtLeastFor}).
+     * Closing sooner still ends this JVM's hold ({@link LockHandle#isHeld()} false, no re-entry); only the
+     * key in Redis stays.
+     * @param holdAtLeast zero or null for none; not longer than a fixed {@code leaseTime}
+     * @throws IllegalArgumentException when {@code holdAtLeast} is negative or longer than the fixed lease
+     */
+    default Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime, Duration holdAtLeast) {
+        if (holdAtLeast == null || holdAtLeast.isZero()) {
+            return tryLock(key, waitTime, leaseTime);
+        }
+        throw new UnsupportedOperationException(getClass().getName() + " does not support holdAtLeast");
+    }
+
+    /**
+     * A {@link Lock} view of the key, for code written against {@code java.util.concurrent.locks}: a
+     * watchdog lease while held, re-entrant per thread like every lock here. {@code unlock()} by a thread
+     * that does not hold it through this view throws {@link IllegalMonitorStateException};
+     * {@code newCondition()} throws {@link UnsupportedOperationException} (there are no distributed
+     * conditions). {@code lock()} waits as long as others hold the key, but throws
+     * {@link LockAcquisitionException} when Redis cannot be reached, rather than block for ever.
+     * @throws LockKeyException when the key is null or blank
+     */
+    default Lock asLock(String key) {
+        return new LeaseholdLock(this, key);
+    }
 }

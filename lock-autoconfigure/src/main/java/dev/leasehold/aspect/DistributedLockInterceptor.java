@@ -209,14 +209,16 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
     private static Optional<LockHandle> tryLock(LockService service, String key, LockAttribute attribute, Duration wait) {
         if (service instanceof LockEngine engine) {
-            return engine.tryLock(key, attribute.mode(), wait, attribute.leaseTime());
+            return attribute.holdAtLeast() == null ? engine.tryLock(key, attribute.mode(), wait, attribute.leaseTime())
+                    : engine.tryLock(key, attribute.mode(), wait, attribute.leaseTime(), attribute.holdAtLeast());
         }
         if (attribute.mode() != LockMode.EXCLUSIVE) {
             throw new IllegalStateException("@DistributedLock on " + attribute.description() + " asks for mode "
                     + attribute.mode() + ", but the application's LockService (" + service.getClass().getName()
                     + ") has only exclusive locks; implement dev.leasehold.engine.LockEngine for read/write locks");
         }
-        return service.tryLock(key, wait, attribute.leaseTime());
+        return attribute.holdAtLeast() == null ? service.tryLock(key, wait, attribute.leaseTime())
+                : service.tryLock(key, wait, attribute.leaseTime(), attribute.holdAtLeast());
     }
 
     private static LockAcquisitionException failure(LockAttribute attribute, String key, Duration wait,

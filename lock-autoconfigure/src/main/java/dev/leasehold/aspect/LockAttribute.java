@@ -28,11 +28,12 @@ import org.springframework.expression.Expression;
  * @param keysWithoutExpression the one logical key when there is no key expression, else null
  * @param arguments the argument index of each variable a key may name ({@code #id}, {@code #p0}, {@code #a0})
  * @param skipValue what a skipped call returns ({@code onFailure = SKIP})
+ * @param holdAtLeast null for none: how long after the grant the key stays taken, even when released sooner
  */
 record LockAttribute(Method method, String description, String name, Expression key, Duration waitTime,
         Duration leaseTime, LockMode mode, OnLockFailure onFailure, Method fallback, boolean fallbackTakesException,
         ResultKind resultKind, ReactiveAdapter reactiveAdapter, List<String> keysWithoutExpression,
-        Map<String, Integer> arguments, Supplier<Object> skipValue) {
+        Map<String, Integer> arguments, Supplier<Object> skipValue, Duration holdAtLeast) {
 
     /** When the lock of a call is released. */
     enum ResultKind {

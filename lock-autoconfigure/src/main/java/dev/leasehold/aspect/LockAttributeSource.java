@@ -48,7 +48,7 @@ import org.springframework.util.StringUtils;
 public class LockAttributeSource {
 
     private static final LockAttribute NONE = new LockAttribute(null, null, null, null, null, null, null, null, null,
-            false, null, null, null, null, null);
+            false, null, null, null, null, null, null);
 
     private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
             LockAttributeSource.class.getClassLoader());
@@ -103,6 +103,12 @@ public class LockAttributeSource {
         Expression key = parseKey(annotation.key(), specific, where);
         Duration waitTime = duration(annotation.waitTime(), "waitTime", where, true);
         Duration leaseTime = duration(annotation.leaseTime(), "leaseTime", where, false);
+        Duration holdAtLeast = duration(annotation.holdAtLeast(), "holdAtLeast", where, true);
+        if (holdAtLeast != null && leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
+            throw new IllegalStateException(where + ": holdAtLeast '" + annotation.holdAtLeast()
+                    + "' must not be longer than leaseTime '" + annotation.leaseTime()
+                    + "' (the key would outlive the lease it was taken with)");
+        }
         Class<?> returnType = specific.getReturnType();
         ResultKind resultKind = ResultKind.PLAIN;
         ReactiveAdapter reactiveAdapter = null;
@@ -126,7 +132,8 @@ public class LockAttributeSource {
         }
         return new LockAttribute(specific, description, name, key, waitTime, leaseTime, annotation.mode(),
                 annotation.onFailure(), fallback, fallbackTakesException, resultKind, reactiveAdapter,
-                key == null ? List.of(name) : null, arguments(specific), skipValue);
+                key == null ? List.of(name) : null, arguments(specific), skipValue,
+                holdAtLeast == null || holdAtLeast.isZero() ? null : holdAtLeast);
     }
 
     /**

@@ -38,4 +38,9 @@ public final class CompositeLockObserver implements LockObserver {
     public void renewalFailed(int locks) {
         observers.forEach(observer -> observer.renewalFailed(locks));
     }
+
+    @Override
+    public void renewed(int locks) {
+        observers.forEach(observer -> observer.renewed(locks));
+    }
 }

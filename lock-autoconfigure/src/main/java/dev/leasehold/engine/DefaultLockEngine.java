@@ -65,6 +65,9 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     /** Completes when shutdown begins: waiters give up at once. */
     private final CompletableFuture<Void> shutdown = new CompletableFuture<>();
 
+    /** Locks whose release was sent and not answered yet: closing waits for them before the connection goes. */
+    private final java.util.Set<HeldLock> releasing = ConcurrentHashMap.newKeySet();
+
     public DefaultLockEngine(LockServer server, LockEngineSettings settings, LockObserver observer) {
         this.server = Objects.requireNonNull(server, "server");
         this.settings = Objects.requireNonNull(settings, "settings");
@@ -234,12 +237,15 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     }
 
     private CompletableFuture<Void> release(HeldLock lock, HeldLock.State before) {
+        releasing.add(lock);
         watchdog.forget(lock);
         active.remove(lock);
         observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
         CompletableFuture<Boolean> reply;
         try {
-            reply = server.release(lock.keys, lock.mode, lock.token);
+            long keep = lock.holdLeftMillis();
+            reply = keep > 0 ? server.release(lock.keys, lock.mode, lock.token, keep)
+                    : server.release(lock.keys, lock.mode, lock.token);
         }
         catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
@@ -262,6 +268,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
             }
             finally {
                 lock.gate.leave();
+                releasing.remove(lock);
             }
             return null;
         });
@@ -388,6 +395,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         catch (Exception ex) {
             // each release logged its own failure
         }
+        awaitReleasesInFlight();
         signals.close();
         scheduler.shutdownNow();
     }
@@ -395,6 +403,111 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     /** Whether {@link #close()} has begun. */
     public boolean isClosed() {
         return shutdown.isDone();
+    }
+
+    @Override
+    public Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime, Duration holdAtLeast) {
+        return tryLock(key, LockMode.EXCLUSIVE, waitTime, leaseTime, holdAtLeast);
+    }
+
+    @Override
+    public Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime,
+            Duration holdAtLeast) {
+        if (holdAtLeast != null) {
+            if (holdAtLeast.isNegative()) {
+                throw new IllegalArgumentException("holdAtLeast must be zero or positive, was " + holdAtLeast
+                        + " (key '" + key + "')");
+            }
+            if (leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
+                throw new IllegalArgumentException("holdAtLeast (" + holdAtLeast + ") must not be longer than the "
+                        + "fixed leaseTime (" + leaseTime + ") (key '" + key + "')");
+            }
+        }
+        Optional<LockHandle> handle = tryLock(key, mode, waitTime, leaseTime);
+        if (holdAtLeast != null && !holdAtLeast.isZero() && handle.isPresent()
+                && handle.get() instanceof DefaultLockHandle own) {
+            HeldLock lock = own.lock();
+            // a re-entry keeps the acquisition's hold, or lengthens it
+            lock.holdAtLeastMillis = Math.max(lock.holdAtLeastMillis, holdAtLeast.toMillis());
+        }
+        return handle;
+    }
+
+    /** Compare-then-extend of a fixed lease to {@code lease} from now (see {@link LockHandle#extend}). */
+    boolean extend(HeldLock lock, Duration lease) {
+        Objects.requireNonNull(lease, "lease");
+        if (lease.isNegative() || lease.isZero()) {
+            throw new IllegalArgumentException("lease must be positive, was " + lease + " (key '" + lock.key() + "')");
+        }
+        if (lock.renewed) {
+            throw new IllegalStateException("The watchdog renews the lease of " + lock
+                    + "; extend(Duration) is for locks taken with a fixed leaseTime");
+        }
+        if (!lock.isHeld()) {
+            return false;
+        }
+        long leaseMillis = Math.max(1, lease.toMillis());
+        long sentAt = System.nanoTime();
+        boolean extended;
+        try {
+            extended = server.renew(lock.keys, lock.mode, lock.token, leaseMillis)
+                .get(settings.redisTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new LockAcquisitionException(lock.key(), "Interrupted while extending the lease of '" + lock.key()
+                    + "'; the lease runs on as before", ex);
+        }
+        catch (Exception ex) {
+            throw new LockAcquisitionException(lock.key(), "Could not extend the lease of '" + lock.key()
+                    + "': Redis did not answer within " + settings.redisTimeout() + " (" + unwrap(ex)
+                    + "); the lease runs on as before", unwrap(ex));
+        }
+        if (!extended) {
+            lose(lock, "Redis refused to extend the lease: the key expired or is owned by someone else");
+            return false;
+        }
+        watchdog.forget(lock);
+        lock.leaseEndsAtNanos = sentAt + leaseMillis * 1_000_000L;
+        if (lock.state.get() != HeldLock.State.HELD) {
+            return false;
+        }
+        watchdog.watch(lock);
+        return true;
+    }
+
+    /** A cheap round trip on the engine's connection, bounded by {@code leasehold.redis-timeout} (health checks). */
+    public CompletableFuture<Void> ping() {
+        CompletableFuture<Void> reply;
+        try {
+            reply = server.ping();
+        }
+        catch (RuntimeException ex) {
+            reply = CompletableFuture.failedFuture(ex);
+        }
+        return reply.orTimeout(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The settings this engine runs with. */
+    public LockEngineSettings settings() {
+        return settings;
+    }
+
+    /**
+     * Releases other threads sent just before close (a shutdown hook unlocking) must reach Redis before
+     * the server's connection closes, or their keys would block others for a whole lease.
+     */
+    private void awaitReleasesInFlight() {
+        long deadline = System.nanoTime() + settings.redisTimeout().toNanos() + 100_000_000L;
+        while (!releasing.isEmpty() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(1);
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     /**

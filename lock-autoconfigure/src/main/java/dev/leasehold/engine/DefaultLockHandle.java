@@ -51,6 +51,21 @@ final class DefaultLockHandle implements LockHandle {
         return "LockHandle[" + lock + "]";
     }
 
+    @Override
+    public boolean extend(java.time.Duration lease) {
+        return !release.done.get() && release.engine.extend(lock, lease);
+    }
+
+    @Override
+    public java.time.Duration remainingLease() {
+        return isHeld() ? java.time.Duration.ofMillis(lock.leaseLeftMillis()) : java.time.Duration.ZERO;
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<Void> closeAsync() {
+        return release.runAsync();
+    }
+
     /**
      * What closing does, kept apart from the handle so a {@link java.lang.ref.Cleaner} can run it when a
      * handle is dropped without close (it must not reach the handle itself).

@@ -103,6 +103,15 @@ final class HeldLock {
                 leaseLeftMillis(), renewed, owner.getName(), isHeld());
     }
 
+    /** {@code holdAtLeast} in ms (0 = none): the release keeps the key until this long after the grant. */
+    volatile long holdAtLeastMillis;
+
+    /** How long the key must still stay taken for {@link #holdAtLeastMillis} (rounded up; 0 when passed). */
+    long holdLeftMillis() {
+        long hold = holdAtLeastMillis;
+        return hold <= 0 ? 0 : Math.max(0, hold - (System.nanoTime() - acquiredAtNanos) / 1_000_000L);
+    }
+
     @Override
     public String toString() {
         return mode + " lock '" + key() + "' (fencing token " + fencingToken + ", " + state.get() + ")";

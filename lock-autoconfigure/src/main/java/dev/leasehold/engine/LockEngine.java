@@ -31,4 +31,16 @@ public interface LockEngine extends LockService {
      * answered, or {@code leasehold.redis-timeout} passed.
      */
     java.util.concurrent.CompletableFuture<Void> closeAsync(LockHandle handle);
+
+    /**
+     * Like {@link #tryLock(String, LockMode, Duration, Duration)}, and the release keeps the key taken until
+     * {@code holdAtLeast} has passed since the grant (see {@link LockService#tryLock(String, Duration, Duration, Duration)}).
+     */
+    default Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime,
+            Duration holdAtLeast) {
+        if (holdAtLeast == null || holdAtLeast.isZero()) {
+            return tryLock(key, mode, waitTime, leaseTime);
+        }
+        throw new UnsupportedOperationException(getClass().getName() + " does not support holdAtLeast");
+    }
 }

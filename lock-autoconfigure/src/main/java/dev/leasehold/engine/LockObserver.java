@@ -32,4 +32,11 @@ public interface LockObserver {
     /** A watchdog round could not confirm the renewal of {@code locks} locks (they are retried until their lease ends). */
     default void renewalFailed(int locks) {
     }
+
+    /**
+     * A watchdog round got Redis's answer to every one of the {@code locks} renewals it sent (the health
+     * indicator learns from this that renewals work; a refused renewal is reported through {@link #lost}).
+     */
+    default void renewed(int locks) {
+    }
 }

@@ -72,4 +72,22 @@ public interface LockServer extends AutoCloseable {
 
     @Override
     void close();
+
+    /**
+     * Like {@link #release(LockKeys, LockMode, String)}, except that with {@code keepMillis > 0} the token's
+     * lock is not removed but stays taken for {@code keepMillis} more (its TTL set to that, compare-then-set,
+     * no wake-up): a {@code holdAtLeast} that has not passed yet. False when the token held nothing.
+     */
+    default CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
+        if (keepMillis <= 0) {
+            return release(keys, mode, token);
+        }
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(
+                getClass().getName() + " cannot keep a released lock for a holdAtLeast"));
+    }
+
+    /** A cheap round trip (PING) on the connection the steps use, for health checks. */
+    default CompletableFuture<Void> ping() {
+        return isLocked(LockKeys.of("", "leasehold:ping")).thenApply(locked -> null);
+    }
 }

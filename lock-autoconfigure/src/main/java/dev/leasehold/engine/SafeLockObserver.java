@@ -35,6 +35,11 @@ record SafeLockObserver(LockObserver delegate) implements LockObserver {
         run(() -> delegate.renewalFailed(locks));
     }
 
+    @Override
+    public void renewed(int locks) {
+        run(() -> delegate.renewed(locks));
+    }
+
     private static void run(Runnable call) {
         try {
             call.run();

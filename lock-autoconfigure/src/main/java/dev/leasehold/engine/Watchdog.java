@@ -147,9 +147,12 @@ final class Watchdog {
                 failing = true;
                 retrySoon();
             }
-            else if (failing) {
-                failing = false;
-                logger.info("Renewing held locks works again");
+            else {
+                observer.renewed(due.size());
+                if (failing) {
+                    failing = false;
+                    logger.info("Renewing held locks works again");
+                }
             }
         }
         catch (RuntimeException ex) {

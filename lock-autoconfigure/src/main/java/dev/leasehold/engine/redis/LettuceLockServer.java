@@ -136,14 +136,20 @@ public class LettuceLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
+        return release(keys, mode, token, 0);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
         boolean shared = mode == LockMode.READ;
         LockScript script = shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE;
         byte[][] scriptKeys = keys(shared ? keys.readers() : keys.lock());
         // with acknowledgements, on their connection: after this key's acquires, before the next one's
         CompletableFuture<Long> reply = acknowledged == null
-                ? eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()), publishMode())
+                ? eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()), publishMode(),
+                        bytes(Math.max(0, keepMillis)))
                 : acknowledged.<Long>eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()),
-                        publishMode())
+                        publishMode(), bytes(Math.max(0, keepMillis)))
                     .exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
         return reply.thenApply(result -> {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
@@ -329,6 +335,16 @@ public class LettuceLockServer implements LockServer {
             catch (RuntimeException ex) {
                 logger.debug("Closing the Redis connection failed", ex);
             }
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> ping() {
+        try {
+            return commands().ping().toCompletableFuture().thenApply(pong -> null);
+        }
+        catch (RuntimeException ex) {
+            return CompletableFuture.failedFuture(ex);
         }
     }
 }
