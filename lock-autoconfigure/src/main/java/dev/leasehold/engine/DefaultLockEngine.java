@@ -250,7 +250,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
                 }
                 if (grant != null && grant.granted()) {
                     return new HeldLock(keys, mode, token, grant.fencingToken(), Thread.currentThread(), renewed,
-                            leaseMillis, sentAt, gate);
+                            leaseMillis, server.validMillis(leaseMillis), sentAt, gate);
                 }
                 long leftNanos = deadline - System.nanoTime();
                 if (leftNanos <= 0) {

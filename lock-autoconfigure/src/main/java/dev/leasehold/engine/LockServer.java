@@ -44,6 +44,15 @@ public interface LockServer extends AutoCloseable {
     /** Stops receiving release messages of a channel. */
     CompletableFuture<Void> unsubscribe(String channel);
 
+    /**
+     * How long after sending a successful acquire or renewal the holder may count on the lease: the lease
+     * itself on one server; in quorum mode the lease less the allowance for clock drift between the nodes
+     * (the time the round trips took is subtracted by measuring from the send).
+     */
+    default long validMillis(long leaseMillis) {
+        return leaseMillis;
+    }
+
     @Override
     void close();
 }

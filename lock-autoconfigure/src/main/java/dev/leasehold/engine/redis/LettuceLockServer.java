@@ -56,10 +56,22 @@ public class LettuceLockServer implements LockServer {
 
     private RedisConnection subscriptionConnection;
 
+    /** Quorum mode: fencing tokens from a plain counter that never expires, not from the server clock. */
+    private final boolean countingFence;
+
     /**
      * @param keyPrefix used to name the channel that keeps the shared subscription open between waits
      */
     public LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix) {
+        this(connectionFactory, keyPrefix, false);
+    }
+
+    /**
+     * @param countingFence true for one node of a quorum: fencing tokens count up from 1 on a counter that
+     * never expires, so the quorum can make a token known to a majority (see QuorumLockServer)
+     */
+    public LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix, boolean countingFence) {
+        this.countingFence = countingFence;
         this.connectionFactory = connectionFactory;
         this.keepAliveChannel = (keyPrefix + "leasehold:subscription").getBytes(StandardCharsets.UTF_8);
         this.subscriptionThread = Executors.newSingleThreadExecutor(runnable -> {
@@ -75,7 +87,7 @@ public class LettuceLockServer implements LockServer {
         LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
         CompletableFuture<List<Object>> reply = eval(script, ScriptOutputType.MULTI,
                 keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence()), bytes(token),
-                bytes(leaseMillis), bytes(writerWaitingMillis));
+                bytes(leaseMillis), bytes(writerWaitingMillis), bytes(countingFence ? "count" : "clock"));
         return reply.thenApply(LettuceLockServer::toGrant);
     }
 
@@ -253,6 +265,32 @@ public class LettuceLockServer implements LockServer {
                 logger.debug("Closing a Redis connection failed", ex);
             }
         }
+    }
+
+    // ---- quorum mode: steps a QuorumLockServer runs on each node ----
+
+    /** Raises the key's fencing counter to at least {@code atLeast}; answers the counter after the call. */
+    public CompletableFuture<Long> raiseFence(LockKeys keys, long atLeast) {
+        return eval(LockScript.RAISE_FENCE, ScriptOutputType.INTEGER, keys(keys.fence()), bytes(atLeast));
+    }
+
+    /** The server's {@code run_id} (from INFO server): it changes when the server restarts. */
+    public CompletableFuture<String> runId() {
+        try {
+            return commands().info("server").toCompletableFuture().thenApply(LettuceLockServer::runIdOf);
+        }
+        catch (RuntimeException ex) {
+            return CompletableFuture.failedFuture(ex);
+        }
+    }
+
+    private static String runIdOf(String info) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("run_id:")) {
+                return line.substring("run_id:".length()).trim();
+            }
+        }
+        throw new IllegalStateException("INFO server gave no run_id");
     }
 
     @Override

@@ -26,4 +26,6 @@ record LockScript(String name, String sha1, byte[] body) {
     static final LockScript RENEW_SHARED = load("renew_shared");
 
     static final LockScript IS_LOCKED = load("is_locked");
+
+    static final LockScript RAISE_FENCE = load("raise_fence");
 }

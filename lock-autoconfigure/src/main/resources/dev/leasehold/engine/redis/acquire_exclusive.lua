@@ -2,6 +2,7 @@
 -- KEYS[1] lock (string: owner token)   KEYS[2] readers (zset: token -> lease end, ms)
 -- KEYS[3] writer-waiting marker        KEYS[4] fencing counter
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] writer-waiting ms (0: do not queue ahead of readers)
+-- ARGV[4] fencing rule: 'count' for a plain counter without expiry (quorum mode), else clock-based
 -- Returns {1, fencing token} when granted, {0, ms until the blocker's lease ends} when not.
 local lease = tonumber(ARGV[2])
 if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
@@ -24,6 +25,12 @@ end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', lease) then
     local holderTtl = redis.call('PTTL', KEYS[1])
     return {0, holderTtl > 0 and holderTtl or lease}
+end
+if ARGV[4] == 'count' then
+    -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
+    local counted = redis.call('INCR', KEYS[4])
+    redis.call('PERSIST', KEYS[4])
+    return {1, counted}
 end
 -- the token is never below the server clock in microseconds, so a lost counter (restart without
 -- persistence, failover to a replica that missed it) cannot make tokens go back
