@@ -83,7 +83,7 @@ public class QuorumLockServer implements LockServer {
         this.clockDriftFactor = clockDriftFactor;
         long timeout = redisTimeout.toNanos();
         // answer a little before the engine's own bound on the call, so it sees our verdict, not a timeout
-        this.stepTimeoutNanos = timeout - Math.min(TimeUnit.MILLISECONDS.toNanos(100), timeout / 10);
+        this.stepTimeoutNanos = timeout - Math.min(TimeUnit.MILLISECONDS.toNanos(100), timeout / 5);
         this.longestLeaseMillis = new AtomicLong(leaseTime.toMillis());
         this.prober = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "leasehold-quorum-probe");
