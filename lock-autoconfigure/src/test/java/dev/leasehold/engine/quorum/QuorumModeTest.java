@@ -230,4 +230,48 @@ class QuorumModeTest {
             assertThat(handle.isHeld()).isTrue();
         }
     }
+
+    @Test
+    void aWaiterIsWokenByTheReleaseNotByTheLeaseEnd() throws Exception {
+        LockEngineSettings settings = QuorumFixture.settings(Duration.ofSeconds(10));
+        DefaultLockEngine holder = nodes.client(settings);
+        DefaultLockEngine waiter = nodes.client(settings);
+        LockHandle held = holder.lock("wake", Duration.ofSeconds(1));
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            Future<Long> waited = thread.submit(() -> {
+                long started = System.nanoTime();
+                try (LockHandle handle = waiter.lock("wake", Duration.ofSeconds(9))) {
+                    return System.nanoTime() - started;
+                }
+            });
+            Await.until(Duration.ofSeconds(5), "the waiter waits", () -> waiter.waitingCount() == 1);
+            held.close();
+            // released after ~0 s; the lease would have run 10 s: anything under 5 s was the release message
+            assertThat(Duration.ofNanos(waited.get(9, TimeUnit.SECONDS))).isLessThan(Duration.ofSeconds(5));
+        }
+        finally {
+            thread.shutdownNow();
+        }
+    }
+
+    @Test
+    void readersShareAndAWriterWaitsForThem() {
+        LockEngineSettings settings = QuorumFixture.settings(Duration.ofSeconds(5));
+        DefaultLockEngine first = nodes.client(settings);
+        DefaultLockEngine second = nodes.client(settings);
+        DefaultLockEngine writer = nodes.client(settings);
+        LockHandle reading = first.tryLock("report", dev.leasehold.LockMode.READ, Duration.ofSeconds(1), null).orElseThrow();
+        LockHandle alsoReading = second.tryLock("report", dev.leasehold.LockMode.READ, Duration.ofSeconds(1), null)
+            .orElseThrow();
+        assertThat(alsoReading.fencingToken()).isGreaterThan(reading.fencingToken());
+        assertThat(writer.tryLock("report", dev.leasehold.LockMode.WRITE, Duration.ZERO, null)).isEmpty();
+        reading.close();
+        alsoReading.close();
+        try (LockHandle writing = writer.tryLock("report", dev.leasehold.LockMode.WRITE, Duration.ofSeconds(2), null)
+            .orElseThrow()) {
+            assertThat(writing.fencingToken()).isGreaterThan(alsoReading.fencingToken());
+            assertThat(first.tryLock("report", dev.leasehold.LockMode.READ, Duration.ZERO, null)).isEmpty();
+        }
+    }
 }
