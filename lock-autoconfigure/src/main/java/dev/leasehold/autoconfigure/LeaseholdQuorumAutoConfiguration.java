@@ -9,8 +9,11 @@ import dev.leasehold.engine.quorum.QuorumNode;
 import dev.leasehold.engine.quorum.QuorumNodes;
 import dev.leasehold.metrics.QuorumMetrics;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -70,15 +73,20 @@ public class LeaseholdQuorumAutoConfiguration {
             }
         }
         List<QuorumNode> nodes = new ArrayList<>();
+        // one set of event loops and timers for all nodes, not one per node
+        ClientResources resources = DefaultClientResources.create();
         try {
             for (RedisURI uri : uris) {
-                LettuceConnectionFactory factory = QuorumNodes.connectionFactory(uri, properties.getRedisTimeout());
+                LettuceConnectionFactory factory = QuorumNodes.connectionFactory(uri, properties.getRedisTimeout(),
+                        resources);
                 nodes.add(new QuorumNode(QuorumNodes.name(uri), factory, properties.getKeyPrefix(), true));
             }
-            return new QuorumLockServer(nodes, properties.getRedisTimeout(), properties.getLeaseTime(), drift);
+            return new QuorumLockServer(nodes, properties.getRedisTimeout(), properties.getLeaseTime(), drift)
+                .closing(() -> resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS));
         }
         catch (RuntimeException ex) {
             nodes.forEach(QuorumNode::close);
+            resources.shutdown();
             throw ex;
         }
     }
@@ -89,8 +97,8 @@ public class LeaseholdQuorumAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        QuorumMetrics leaseholdQuorumMetrics(QuorumLockServer server) {
-            return new QuorumMetrics(server);
+        QuorumMetrics leaseholdQuorumMetrics(ObjectProvider<QuorumLockServer> server) {
+            return new QuorumMetrics(server::getIfAvailable);
         }
     }
 

@@ -22,22 +22,27 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  */
 public class QuorumMetrics implements MeterBinder {
 
-    private final QuorumLockServer server;
+    private final java.util.function.Supplier<QuorumLockServer> quorum;
 
-    public QuorumMetrics(QuorumLockServer server) {
-        this.server = server;
+    /** @param quorum the quorum server, or null when the application defined a LockServer of its own */
+    public QuorumMetrics(java.util.function.Supplier<QuorumLockServer> quorum) {
+        this.quorum = quorum;
     }
 
     @Override
     public void bindTo(MeterRegistry registry) {
+        QuorumLockServer server = quorum.get();
+        if (server == null) {
+            return;
+        }
         for (int i = 0; i < server.nodeHealth().size(); i++) {
             int index = i;
             String node = server.nodeHealth().get(i).node();
-            gauge(registry, "leasehold.quorum.node.answering", node, index, h -> h.answering() ? 1 : 0,
+            gauge(registry, server, "leasehold.quorum.node.answering", node, index, h -> h.answering() ? 1 : 0,
                     "Whether the node's last reply came in time");
-            gauge(registry, "leasehold.quorum.node.counted", node, index, h -> h.counted() ? 1 : 0,
+            gauge(registry, server, "leasehold.quorum.node.counted", node, index, h -> h.counted() ? 1 : 0,
                     "Whether the node counts toward a majority now");
-            gauge(registry, "leasehold.quorum.node.restarted.waiting", node, index,
+            gauge(registry, server, "leasehold.quorum.node.restarted.waiting", node, index,
                     h -> h.restartedAndWaiting() ? 1 : 0, "Whether the node restarted and waits out its delay");
             FunctionCounter.builder("leasehold.quorum.node.acquires", server, s -> s.nodeHealth().get(index).granted())
                 .tags("node", node, "result", "granted")
@@ -54,7 +59,7 @@ public class QuorumMetrics implements MeterBinder {
         }
     }
 
-    private void gauge(MeterRegistry registry, String name, String node, int index,
+    private static void gauge(MeterRegistry registry, QuorumLockServer server, String name, String node, int index,
             ToDoubleFunction<QuorumNodeHealth> value, String description) {
         Gauge.builder(name, server, s -> value.applyAsDouble(s.nodeHealth().get(index)))
             .tag("node", node)

@@ -47,13 +47,16 @@ interface QuorumContender extends AutoCloseable {
             server = new LettuceLockServer(factory, SETTINGS.keyPrefix());
         }
         else {
+            // as the starter builds it: one factory per node, on client resources the nodes share
+            io.lettuce.core.resource.ClientResources resources = io.lettuce.core.resource.DefaultClientResources.create();
             List<QuorumNode> nodes = new ArrayList<>();
             for (String url : urls) {
                 var uri = QuorumNodes.parse(url);
-                nodes.add(new QuorumNode(QuorumNodes.name(uri), QuorumNodes.connectionFactory(uri, SETTINGS.redisTimeout()),
-                        SETTINGS.keyPrefix(), true));
+                nodes.add(new QuorumNode(QuorumNodes.name(uri),
+                        QuorumNodes.connectionFactory(uri, SETTINGS.redisTimeout(), resources), SETTINGS.keyPrefix(), true));
             }
-            server = new QuorumLockServer(nodes, SETTINGS.redisTimeout(), SETTINGS.leaseTime(), 0.01);
+            server = new QuorumLockServer(nodes, SETTINGS.redisTimeout(), SETTINGS.leaseTime(), 0.01)
+                .closing(() -> resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS));
         }
         DefaultLockEngine engine = new DefaultLockEngine(server, SETTINGS, new LockObserver() {
         });

@@ -65,6 +65,8 @@ public class QuorumLockServer implements LockServer {
 
     private final ScheduledExecutorService prober;
 
+    private final List<AutoCloseable> closeAfterNodes = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     /**
      * @param nodes three or more independent servers
      * @param redisTimeout bound of every step (each round answers a little before it)
@@ -107,6 +109,12 @@ public class QuorumLockServer implements LockServer {
                 TimeUnit.MILLISECONDS);
         logger.info("Leasehold quorum mode on " + this.nodes.size() + " Redis servers " + names()
                 + "; a lock needs " + majority + " of them");
+    }
+
+    /** Something to close after the nodes (e.g. client resources they share); returns this. */
+    public QuorumLockServer closing(AutoCloseable resource) {
+        closeAfterNodes.add(resource);
+        return this;
     }
 
     public int majority() {
@@ -194,8 +202,10 @@ public class QuorumLockServer implements LockServer {
     }
 
     /**
-     * Nodes whose grant arrived after the round was decided, or that granted but do not count: raise their
-     * counters too (no waiting), so that the next grant finds the counters in agreement.
+     * Every other node that answers without already holding the token (a late grant, a refusal, a grant
+     * that does not count) gets its counter raised too, without waiting: then the next grant usually
+     * finds the counters in agreement and needs no extra round trip. Raising never lowers a counter,
+     * so it is safe on any node.
      */
     private void raiseLateGrants(LockKeys keys, Round<Grant> round, List<Reply<Grant>> decided, long fence) {
         for (int i = 0; i < nodes.size(); i++) {
@@ -203,7 +213,7 @@ public class QuorumLockServer implements LockServer {
             boolean counted = decided.stream().anyMatch(reply -> reply.node() == node && grantedHere(reply));
             if (!counted) {
                 round.calls().get(i).thenAccept(grant -> {
-                    if (grant.granted() && grant.fencingToken() < fence) {
+                    if (!grant.granted() || grant.fencingToken() < fence) {
                         node.server().raiseFence(keys, fence);
                     }
                 });
@@ -360,6 +370,14 @@ public class QuorumLockServer implements LockServer {
             }
             catch (RuntimeException ex) {
                 logger.debug("Closing " + node + " failed", ex);
+            }
+        }
+        for (AutoCloseable resource : closeAfterNodes) {
+            try {
+                resource.close();
+            }
+            catch (Exception ex) {
+                logger.debug("Closing " + resource + " failed", ex);
             }
         }
     }

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.time.Duration;
 
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
 
 import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -65,10 +66,22 @@ public final class QuorumNodes {
      * command bounded by {@code commandTimeout}. The caller destroys it.
      */
     public static LettuceConnectionFactory connectionFactory(RedisURI uri, Duration commandTimeout) {
+        return connectionFactory(uri, commandTimeout, null);
+    }
+
+    /**
+     * The same, on shared client resources (event loops and timers; one set for all nodes of a quorum
+     * instead of one per node), which the caller shuts down after destroying the factories.
+     */
+    public static LettuceConnectionFactory connectionFactory(RedisURI uri, Duration commandTimeout,
+            ClientResources resources) {
         RedisConfiguration configuration = LettuceConnectionFactory.createRedisConfiguration(uri);
         LettuceClientConfiguration.LettuceClientConfigurationBuilder client = LettuceClientConfiguration.builder()
             .commandTimeout(commandTimeout)
             .clientName("leasehold-quorum");
+        if (resources != null) {
+            client.clientResources(resources);
+        }
         if (uri.isSsl()) {
             LettuceClientConfiguration.LettuceSslClientConfigurationBuilder ssl = client.useSsl();
             if (!uri.isVerifyPeer()) {

@@ -52,13 +52,15 @@ final class QuorumFixture implements AutoCloseable {
     }
 
     QuorumLockServer quorum(LockEngineSettings settings) {
+        io.lettuce.core.resource.ClientResources shared = io.lettuce.core.resource.DefaultClientResources.create();
         List<QuorumNode> nodes = new ArrayList<>();
         for (TestRedisServer server : servers) {
             var uri = QuorumNodes.parse(server.url());
-            nodes.add(new QuorumNode(QuorumNodes.name(uri), QuorumNodes.connectionFactory(uri, settings.redisTimeout()),
-                    settings.keyPrefix(), true));
+            nodes.add(new QuorumNode(QuorumNodes.name(uri),
+                    QuorumNodes.connectionFactory(uri, settings.redisTimeout(), shared), settings.keyPrefix(), true));
         }
-        QuorumLockServer quorum = new QuorumLockServer(nodes, settings.redisTimeout(), settings.leaseTime(), 0.01);
+        QuorumLockServer quorum = new QuorumLockServer(nodes, settings.redisTimeout(), settings.leaseTime(), 0.01)
+            .closing(() -> shared.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS));
         resources.add(0, quorum);
         return quorum;
     }
