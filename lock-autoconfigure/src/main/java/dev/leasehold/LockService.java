@@ -23,8 +23,16 @@ public interface LockService {
     /** Takes the lock with a watchdog lease; throws {@link LockAcquisitionException} when the wait runs out. */
     LockHandle lock(String key, Duration waitTime);
 
-    /** Locks, runs the action, and always releases. */
+    /** Locks, runs the action, and always releases; returns what the action returned. */
     <T> T withLock(String key, Duration waitTime, Supplier<T> action);
+
+    /** Locks, runs an action that returns nothing, and always releases. */
+    default void withLock(String key, Duration waitTime, Runnable action) {
+        java.util.Objects.requireNonNull(action, "action");
+        try (LockHandle handle = lock(key, waitTime)) {
+            action.run();
+        }
+    }
 
     /** Whether anyone, anywhere, holds the key now (in any mode). */
     boolean isLocked(String key);

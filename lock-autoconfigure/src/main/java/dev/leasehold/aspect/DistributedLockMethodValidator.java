@@ -64,19 +64,21 @@ public class DistributedLockMethodValidator implements BeanPostProcessor, BeanFa
 
     private void validate(Object bean, String beanName, Class<?> userClass, Set<Method> methods) {
         if (beanFactory != null && beanFactory.getBeanNamesForType(LockService.class, true, false).length == 0) {
-            throw new IllegalStateException("Bean '" + beanName + "' (" + userClass.getName() + ") has @DistributedLock "
-                    + "methods, but there is no LockService: configure Redis with spring.data.redis.* (Leasehold "
-                    + "needs a RedisConnectionFactory), or set leasehold.enabled=false to run them without locks");
+            throw new InvalidDistributedLockException("Bean '" + beanName + "' (" + userClass.getName()
+                    + ") has @DistributedLock methods, but there is no LockService: Leasehold found no Redis "
+                    + "connection factory", "Configure Redis with spring.data.redis.* (host, port, or a Sentinel or "
+                    + "Cluster), or set leasehold.enabled=false to run the methods without locks.", null);
         }
         LockAttributeSource source = attributes.getObject();
         boolean interfaceProxy = willBeInterfaceProxy(userClass);
         for (Method method : methods) {
             String problem = unproxyable(method, interfaceProxy);
             if (problem != null) {
-                throw new IllegalStateException("@DistributedLock on " + userClass.getName() + "." + method.getName()
-                        + " would never take its lock: the method is " + problem + ", and Spring's proxies only "
-                        + "intercept public and protected (or package-visible) instance methods that can be "
-                        + "overridden. Make it so, or remove the annotation.");
+                throw new InvalidDistributedLockException("@DistributedLock on " + userClass.getName() + "."
+                        + method.getName() + " would never take its lock: the method is " + problem
+                        + ", and Spring's proxies only intercept instance methods they can override",
+                        "Make the method public (or protected or package-visible), non-static and non-final, "
+                        + "or remove the annotation.", null);
             }
             source.getAttribute(method, userClass);
         }

@@ -173,7 +173,7 @@ public class LockAttributeSource {
             return placeholders.resolveRequiredPlaceholders(value).trim();
         }
         catch (IllegalArgumentException ex) {
-            throw new IllegalStateException(where + ": " + attribute + " '" + value + "' cannot be resolved: "
+            throw new InvalidDistributedLockException(where + ": " + attribute + " '" + value + "' cannot be resolved: "
                     + ex.getMessage(), ex);
         }
     }
@@ -188,11 +188,11 @@ public class LockAttributeSource {
             duration = DurationStyle.detectAndParse(text);
         }
         catch (IllegalArgumentException ex) {
-            throw new IllegalStateException(where + ": " + attribute + " '" + value
+            throw new InvalidDistributedLockException(where + ": " + attribute + " '" + value
                     + "' is not a duration (write it like 500ms, 5s, 1m or PT5S)", ex);
         }
         if (duration.isNegative() || (!zeroAllowed && duration.isZero())) {
-            throw new IllegalStateException(where + ": " + attribute + " '" + value + "' must be "
+            throw new InvalidDistributedLockException(where + ": " + attribute + " '" + value + "' must be "
                     + (zeroAllowed ? "zero or positive" : "positive (leave it empty for a watchdog-renewed lease)"));
         }
         return duration;
@@ -207,7 +207,7 @@ public class LockAttributeSource {
             expression = parser.parseExpression(source);
         }
         catch (ParseException ex) {
-            throw new IllegalStateException(where + ": key '" + source + "' is not a valid SpEL expression: "
+            throw new InvalidDistributedLockException(where + ": key '" + source + "' is not a valid SpEL expression: "
                     + ex.getMessage(), ex);
         }
         checkVariables(expression, source, method, where);
@@ -230,7 +230,7 @@ public class LockAttributeSource {
         List<String> unknown = new ArrayList<>();
         collectVariables(spel.getAST(), known, unknown);
         if (!unknown.isEmpty()) {
-            throw new IllegalStateException(where + ": key '" + source + "' refers to " + unknown
+            throw new InvalidDistributedLockException(where + ": key '" + source + "' refers to " + unknown
                     + ", which is no parameter; the parameters are " + Arrays.toString(names)
                     + " (also #p0/#a0 by position)");
         }
@@ -256,7 +256,7 @@ public class LockAttributeSource {
         String expected = name + "(" + parameterList(method) + ")" + " or " + name + "(" + parameterList(method)
                 + (parameters.length > 0 ? ", " : "") + "LockAcquisitionException)";
         if (candidates.isEmpty()) {
-            throw new IllegalStateException(where + ": fallback '" + name + "' not found on " + userClass.getName()
+            throw new InvalidDistributedLockException(where + ": fallback '" + name + "' not found on " + userClass.getName()
                     + "; expected a method " + expected);
         }
         // the most specific class first (doWithMethods walks from the class to its superclasses); within
@@ -267,7 +267,7 @@ public class LockAttributeSource {
             .max(java.util.Comparator.comparingInt(Method::getParameterCount))
             .orElseThrow();
         if (!ClassUtils.isAssignable(method.getReturnType(), fallback.getReturnType())) {
-            throw new IllegalStateException(where + ": fallback " + fallback.getName() + " returns "
+            throw new InvalidDistributedLockException(where + ": fallback " + fallback.getName() + " returns "
                     + fallback.getReturnType().getName() + ", which is not a " + method.getReturnType().getName());
         }
         return fallback;

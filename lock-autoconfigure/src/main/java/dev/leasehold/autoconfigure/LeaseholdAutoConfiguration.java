@@ -44,13 +44,17 @@ public class LeaseholdAutoConfiguration {
 
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    LockServer leaseholdLockServer(RedisConnectionFactory connectionFactory, LockEngineSettings settings) {
+    LockServer leaseholdLockServer(RedisConnectionFactory connectionFactory, LockEngineSettings settings,
+            LeaseholdProperties properties) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
-            throw new IllegalStateException("Leasehold needs Lettuce (Spring Boot's default Redis client), but the "
-                    + "RedisConnectionFactory is a " + connectionFactory.getClass().getName()
-                    + ". Remove the Jedis dependency, or define your own LockServer bean.");
+            throw new UnsupportedConnectionFactoryException(connectionFactory);
         }
-        return new LettuceLockServer(lettuce, settings.keyPrefix());
+        LeaseholdProperties.ReplicaAck ack = properties.getReplicaAck();
+        if (ack.getReplicas() < 0 || ack.getTimeout() == null || ack.getTimeout().isNegative() || ack.getTimeout().isZero()) {
+            throw new IllegalArgumentException("leasehold.replica-ack.replicas must be 0 or more and "
+                    + "leasehold.replica-ack.timeout positive, were " + ack.getReplicas() + " and " + ack.getTimeout());
+        }
+        return new LettuceLockServer(lettuce, settings.keyPrefix(), ack.getReplicas(), ack.getTimeout());
     }
 
     @Bean
@@ -65,6 +69,13 @@ public class LeaseholdAutoConfiguration {
     DefaultLockEngine leaseholdLockEngine(LockServer server, LockEngineSettings settings,
             ObjectProvider<LockObserver> observers) {
         return new DefaultLockEngine(server, settings, new CompositeLockObserver(observers.orderedStream().toList()));
+    }
+
+    /** Stops the engine before the connection factory stops, so that shutdown releases what is held. */
+    @Bean
+    @ConditionalOnBean(DefaultLockEngine.class)
+    LockEngineLifecycle leaseholdLockEngineLifecycle(DefaultLockEngine engine, RedisConnectionFactory connectionFactory) {
+        return new LockEngineLifecycle(engine, connectionFactory);
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -59,6 +59,8 @@ public class LeaseholdProperties {
      */
     private final Quorum quorum = new Quorum();
 
+    private final ReplicaAck replicaAck = new ReplicaAck();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -105,6 +107,45 @@ public class LeaseholdProperties {
 
     public void setAdviceOrder(int adviceOrder) {
         this.adviceOrder = adviceOrder;
+    }
+
+    public ReplicaAck getReplicaAck() {
+        return replicaAck;
+    }
+
+    /**
+     * Replica acknowledgement: a grant or renewal counts only once this many replicas confirmed it (Redis
+     * WAIT), so that a failover is less likely to lose a lock. WAIT is not consensus: an acknowledged write
+     * can still be lost when the replica that has it is not the one promoted. Use fencing tokens as well.
+     */
+    public static class ReplicaAck {
+
+        /**
+         * Replicas that must acknowledge a grant or renewal before it counts; 0 turns acknowledgement off. A
+         * grant that is not acknowledged in time is taken back and retried within the wait.
+         */
+        private int replicas = 0;
+
+        /**
+         * How long to wait for the replicas' acknowledgement of one grant or renewal.
+         */
+        private Duration timeout = Duration.ofMillis(100);
+
+        public int getReplicas() {
+            return replicas;
+        }
+
+        public void setReplicas(int replicas) {
+            this.replicas = replicas;
+        }
+
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
     }
 
     public Duration getSubscriptionLinger() {

@@ -10,7 +10,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 import dev.leasehold.LockAcquisitionException;
@@ -40,13 +39,6 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     private static final CompletableFuture<Void> RELEASED = CompletableFuture.completedFuture(null);
 
-    private static final long MIN_ERROR_BACKOFF_MILLIS = 50;
-
-    private static final long MAX_ERROR_BACKOFF_MILLIS = 1000;
-
-    /** How long a waiter without a confirmed subscription sleeps before it subscribes again. */
-    private static final long SUBSCRIPTION_RETRY_MILLIS = 1000;
-
     private final LockServer server;
 
     private final LockEngineSettings settings;
@@ -63,21 +55,20 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     private final Watchdog watchdog;
 
-    /** For re-entrancy: the lock each thread holds on each key. */
-    private final ConcurrentHashMap<Owner, HeldLock> held = new ConcurrentHashMap<>();
+    private final QueueHeadAcquirer acquirer;
+
+    private final Reentrancy reentrancy = new Reentrancy();
 
     /** Every lock this engine holds now, attached to a thread or not. */
     private final java.util.Set<HeldLock> active = ConcurrentHashMap.newKeySet();
 
-    /** Threads of this JVM asleep until a release message (or the blocker's lease end). */
-    private final java.util.concurrent.atomic.AtomicInteger waiting = new java.util.concurrent.atomic.AtomicInteger();
-
-    private volatile boolean closed;
+    /** Completes when shutdown begins: waiters give up at once. */
+    private final CompletableFuture<Void> shutdown = new CompletableFuture<>();
 
     public DefaultLockEngine(LockServer server, LockEngineSettings settings, LockObserver observer) {
         this.server = Objects.requireNonNull(server, "server");
         this.settings = Objects.requireNonNull(settings, "settings");
-        this.observer = observer != null ? new SafeObserver(observer) : new LockObserver() {
+        this.observer = observer != null ? new SafeLockObserver(observer) : new LockObserver() {
         };
         this.tokens = new LockTokens();
         this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
@@ -90,6 +81,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         this.watchdog = new Watchdog(server, scheduler, settings.leaseTime(), settings.redisTimeout(), this::lose,
                 this.observer);
         this.watchdog.start();
+        this.acquirer = new QueueHeadAcquirer(server, settings, tokens, signals, shutdown);
     }
 
     @Override
@@ -121,9 +113,13 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("Interrupted while asking Redis whether '" + key + "' is locked", ex);
         }
+        catch (java.util.concurrent.TimeoutException ex) {
+            throw new IllegalStateException("Redis did not say within leasehold.redis-timeout ("
+                    + settings.redisTimeout() + ") whether '" + key + "' is locked", ex);
+        }
         catch (Exception ex) {
-            throw new IllegalStateException("Redis did not say within " + settings.redisTimeout()
-                    + " whether '" + key + "' is locked", unwrap(ex));
+            throw new IllegalStateException("Could not ask whether '" + key + "' is locked: "
+                    + QueueHeadAcquirer.describe(ex), unwrap(ex));
         }
     }
 
@@ -138,32 +134,14 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
             throw new IllegalArgumentException("leaseTime must be positive or null for a watchdog lease, was "
                     + leaseTime + " (key '" + key + "')");
         }
-        if (closed) {
-            throw new IllegalStateException("The lock engine is closed; cannot lock '" + key + "'");
+        if (shutdown.isDone()) {
+            throw QueueHeadAcquirer.shuttingDown(key);
         }
-        HeldLock reentered = reenter(key, mode);
+        HeldLock reentered = reentrancy.join(key, mode);
         if (reentered != null) {
             return Optional.of(newHandle(reentered));
         }
         return acquire(LockKeys.of(settings.keyPrefix(), key), mode, waitTime, leaseTime);
-    }
-
-    private HeldLock reenter(String key, LockMode mode) {
-        HeldLock lock = held.get(new Owner(Thread.currentThread(), key));
-        if (lock == null) {
-            return null;
-        }
-        if (lock.state.get() != HeldLock.State.HELD) {
-            throw new LockAcquisitionException(key, "This thread's lock on '" + key
-                    + "' was lost (its lease ran out) and is not released yet; close its handle before locking again");
-        }
-        if (mode != LockMode.READ && !lock.exclusive()) {
-            throw new IllegalStateException("This thread holds a READ lock on '" + key
-                    + "' and asked for " + mode + ": upgrading a read lock would deadlock; release it first");
-        }
-        lock.holds.incrementAndGet();
-        lock.threadBoundHolds.incrementAndGet();
-        return lock;
     }
 
     private Optional<LockHandle> acquire(LockKeys keys, LockMode mode, Duration waitTime, Duration leaseTime) {
@@ -175,11 +153,14 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         boolean granted = false;
         try {
             if (!gate.enter(deadline - System.nanoTime())) {
+                if (shutdown.isDone()) {
+                    throw QueueHeadAcquirer.shuttingDown(keys.logicalKey());
+                }
                 observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt, null);
                 return Optional.empty();
             }
             try {
-                HeldLock lock = acquireAtHeadOfQueue(keys, mode, leaseMillis, renewed, deadline, gate);
+                HeldLock lock = acquirer.acquire(keys, mode, leaseMillis, renewed, deadline, gate);
                 if (lock == null) {
                     observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt, null);
                     return Optional.empty();
@@ -209,97 +190,6 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         }
     }
 
-    /** Tries, then waits for a release message or the blocker's lease end, until granted or the deadline. */
-    private HeldLock acquireAtHeadOfQueue(LockKeys keys, LockMode mode, long leaseMillis, boolean renewed,
-            long deadline, LocalGates.Gate gate) throws InterruptedException {
-        ReleaseSignals.Registration registration = null;
-        Throwable lastError = null;
-        long errorBackoff = MIN_ERROR_BACKOFF_MILLIS;
-        try {
-            while (true) {
-                if (registration != null && !registration.subscribed()) {
-                    // no release message can come: subscribe again rather than sleep out the holder's lease
-                    registration.close();
-                    registration = signals.register(keys.channel());
-                }
-                ReleaseSignals.Pending pendingBeforeTry = registration == null ? signals.pending(keys.channel()) : null;
-                CompletableFuture<Void> release = registration != null ? registration.nextRelease()
-                        : pendingBeforeTry != null ? pendingBeforeTry.nextRelease() : null;
-                String token = tokens.next();
-                long writerWaitingMillis = mode == LockMode.READ ? 0
-                        : Math.min(leaseMillis, Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
-                long sentAt = System.nanoTime();
-                Grant grant = null;
-                try {
-                    grant = server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis)
-                        .get(settings.redisTimeout().toNanos(), TimeUnit.NANOSECONDS);
-                    lastError = null;
-                }
-                catch (TimeoutException ex) {
-                    lastError = ex;
-                    // the write may still land: take back whatever this token might have been granted
-                    server.release(keys, mode, token);
-                }
-                catch (InterruptedException ex) {
-                    // likewise: the caller gives up, but the write is on its way
-                    server.release(keys, mode, token);
-                    throw ex;
-                }
-                catch (java.util.concurrent.ExecutionException ex) {
-                    lastError = unwrap(ex);
-                }
-                if (grant != null && grant.granted()) {
-                    return new HeldLock(keys, mode, token, grant.fencingToken(), Thread.currentThread(), renewed,
-                            leaseMillis, server.validMillis(leaseMillis), sentAt, gate);
-                }
-                long leftNanos = deadline - System.nanoTime();
-                if (leftNanos <= 0) {
-                    if (lastError != null) {
-                        throw new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey()
-                                + "': Redis did not answer (" + lastError + ")", lastError);
-                    }
-                    return null;
-                }
-                if (grant == null) {
-                    // Redis is failing: back off, bounded by the deadline (no busy loop)
-                    Thread.sleep(Math.min(errorBackoff, Math.max(1, leftNanos / 1_000_000L)));
-                    errorBackoff = Math.min(errorBackoff * 2, MAX_ERROR_BACKOFF_MILLIS);
-                    continue;
-                }
-                if (registration == null) {
-                    registration = signals.register(keys.channel());
-                    if (!registration.covers(pendingBeforeTry)) {
-                        // newly subscribed: a release between the try and the subscription was not seen, so try again
-                        continue;
-                    }
-                    // already subscribed before the try: any release since then completes `release`
-                }
-                long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(grant.blockedForMillis()));
-                if (!registration.subscribed()) {
-                    waitNanos = Math.min(waitNanos, TimeUnit.MILLISECONDS.toNanos(SUBSCRIPTION_RETRY_MILLIS));
-                }
-                waiting.incrementAndGet();
-                try {
-                    release.get(waitNanos, TimeUnit.NANOSECONDS);
-                }
-                catch (TimeoutException ex) {
-                    // no message: the holder's lease may have ended; look again
-                }
-                catch (java.util.concurrent.ExecutionException ex) {
-                    // never completed exceptionally
-                }
-                finally {
-                    waiting.decrementAndGet();
-                }
-            }
-        }
-        finally {
-            if (registration != null) {
-                registration.close();
-            }
-        }
-    }
-
     @Override
     public void detachFromThread(LockHandle handle) {
         if (handle instanceof DefaultLockHandle own) {
@@ -309,18 +199,21 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     /** A handle stopped tying the lock to its thread: the last one ends re-entrancy for that thread. */
     void unbind(HeldLock lock) {
-        if (lock.threadBoundHolds.decrementAndGet() == 0) {
-            held.remove(new Owner(lock.owner, lock.key()), lock);
-        }
+        reentrancy.unbind(lock);
     }
 
     private LockHandle register(HeldLock lock) {
         DefaultLockHandle handle = newHandle(lock);
         // before the watchdog sees the lock: a lease found lost at once is reported through view(), which needs it
         lock.outermostRelease = handle.release();
-        held.put(new Owner(lock.owner, lock.key()), lock);
+        reentrancy.bind(lock);
         active.add(lock);
         watchdog.watch(lock);
+        if (shutdown.isDone()) {
+            // granted while shutdown began: release rather than leave it to its lease
+            handle.close();
+            throw QueueHeadAcquirer.shuttingDown(lock.key());
+        }
         return handle;
     }
 
@@ -336,14 +229,13 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
      * timeout passed; it never blocks, so it may be called from an I/O thread.
      */
     CompletableFuture<Void> exit(HeldLock lock) {
-        return lock.holds.decrementAndGet() == 0 ? release(lock) : RELEASED;
+        HeldLock.State before = reentrancy.exit(lock);
+        return before != null ? release(lock, before) : RELEASED;
     }
 
-    private CompletableFuture<Void> release(HeldLock lock) {
+    private CompletableFuture<Void> release(HeldLock lock, HeldLock.State before) {
         watchdog.forget(lock);
-        held.remove(new Owner(lock.owner, lock.key()), lock);
         active.remove(lock);
-        HeldLock.State before = lock.state.getAndSet(HeldLock.State.RELEASED);
         observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
         CompletableFuture<Boolean> reply;
         try {
@@ -352,16 +244,14 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
         }
-        if (lock.exclusive()) {
-            // the next local waiter may go now, not a round trip later: its acquire follows the release on
-            // the same connection, and Redis runs them in that order (if the release is lost, it waits as usual)
-            lock.gate.exit();
-        }
+        // the next local waiter may go now, not a round trip later: its acquire follows the release on
+        // the same connection, and Redis runs them in that order (if the release is lost, it waits as usual)
+        lock.openGate();
         return reply.orTimeout(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS).handle((released, error) -> {
             try {
                 if (error != null) {
-                    logger.warn("Could not release " + lock + " (" + unwrap(error) + "); it will expire within "
-                            + lock.leaseMillis + " ms");
+                    logger.warn("Could not release " + lock + " (" + QueueHeadAcquirer.describe(error)
+                            + "); it will expire within " + lock.leaseMillis + " ms");
                 }
                 else if (!released && before == HeldLock.State.HELD) {
                     // the lease ran out before release and nobody noticed yet (e.g. a fixed lease just expired)
@@ -388,6 +278,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     /** The watchdog found the lease lost. */
     private void lose(HeldLock lock, String reason) {
         if (lock.state.compareAndSet(HeldLock.State.HELD, HeldLock.State.LOST)) {
+            // another client may take the key now: so may this JVM's next waiter, not only after close()
+            lock.openGate();
             reportLost(lock, reason);
         }
     }
@@ -450,7 +342,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
      * key (in the local queue) are not counted: they cost Redis nothing.
      */
     public int waitingCount() {
-        return waiting.get();
+        return acquirer.sleeping();
     }
 
     int localGateCount() {
@@ -465,20 +357,25 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         return watchdog.watchedCount();
     }
 
-    /** Stops renewing, releases what this JVM still holds (so others need not wait a lease), and frees threads. */
+    /**
+     * Shuts down: waiters give up at once ("shutting down"), renewing stops, and what this JVM still holds
+     * is released (so others need not wait a lease) while the connection still works: the application
+     * context calls this before it stops the Redis connection factory. Idempotent.
+     */
     @Override
     public void close() {
-        if (closed) {
+        if (!shutdown.complete(null)) {
             return;
         }
-        closed = true;
+        signals.wakeAll();
+        gates.openAll();
         watchdog.stop();
         List<CompletableFuture<Void>> releases = new ArrayList<>();
         for (HeldLock lock : new ArrayList<>(active)) {
-            if (lock.state.get() == HeldLock.State.HELD) {
+            HeldLock.State before = reentrancy.exitAll(lock);
+            if (before != null) {
                 logger.info("Releasing " + lock + " at shutdown");
-                lock.holds.set(1);
-                releases.add(exit(lock));
+                releases.add(release(lock, before));
             }
         }
         try {
@@ -495,44 +392,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         scheduler.shutdownNow();
     }
 
-    private record Owner(Thread thread, String key) {
-    }
-
-    /** Keeps a failing observer from breaking locking. */
-    private record SafeObserver(LockObserver delegate) implements LockObserver {
-
-        @Override
-        public void acquired(String key, LockMode mode, long waitedNanos) {
-            run(() -> delegate.acquired(key, mode, waitedNanos));
-        }
-
-        @Override
-        public void notAcquired(String key, LockMode mode, long waitedNanos, Throwable error) {
-            run(() -> delegate.notAcquired(key, mode, waitedNanos, error));
-        }
-
-        @Override
-        public void released(String key, LockMode mode, long heldNanos) {
-            run(() -> delegate.released(key, mode, heldNanos));
-        }
-
-        @Override
-        public void lost(LockHandle handle, String reason) {
-            run(() -> delegate.lost(handle, reason));
-        }
-
-        @Override
-        public void renewalFailed(int locks) {
-            run(() -> delegate.renewalFailed(locks));
-        }
-
-        private static void run(Runnable call) {
-            try {
-                call.run();
-            }
-            catch (RuntimeException ex) {
-                logger.error("LockObserver failed", ex);
-            }
-        }
+    /** Whether {@link #close()} has begun. */
+    public boolean isClosed() {
+        return shutdown.isDone();
     }
 }

@@ -35,12 +35,15 @@ final class HeldLock {
 
     final LocalGates.Gate gate;
 
+    /** Open handles of this acquisition; changed only while holding this object's monitor (see Reentrancy). */
     final AtomicInteger holds = new AtomicInteger(1);
 
-    /** Open handles that still tie this lock to its owner thread for re-entrancy (not detached). */
+    /** Open handles that still tie this lock to its owner thread for re-entrancy (not detached); ditto. */
     final AtomicInteger threadBoundHolds = new AtomicInteger(1);
 
     final AtomicReference<State> state = new AtomicReference<>(State.HELD);
+
+    private final java.util.concurrent.atomic.AtomicBoolean gateOpened = new java.util.concurrent.atomic.AtomicBoolean();
 
     /** Local estimate of when the lease ends: the send time of the last confirmed write plus the lease. */
     volatile long leaseEndsAtNanos;
@@ -84,6 +87,16 @@ final class HeldLock {
 
     boolean exclusive() {
         return mode != LockMode.READ;
+    }
+
+    /**
+     * Lets the next local waiter of an exclusive lock go, once: at release, or as soon as the lease is lost
+     * (another client may take the key then, so this JVM's threads must not wait for the late close()).
+     */
+    void openGate() {
+        if (exclusive() && gateOpened.compareAndSet(false, true)) {
+            gate.exit();
+        }
     }
 
     boolean isHeld() {

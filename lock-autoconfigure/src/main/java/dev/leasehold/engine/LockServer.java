@@ -13,7 +13,9 @@ import dev.leasehold.LockMode;
  * <p>
  * Steps on one key run on the server in the order they were called (one ordered connection per server):
  * the engine lets the next local waiter send its acquire right behind a release, without waiting for the
- * release's reply.
+ * release's reply, and takes back an acquire whose outcome it did not learn by a release sent after it.
+ * A step's future completes exceptionally with a {@link LockServerException} when it did not complete, and
+ * it always completes (the driver's own timeout bounds it), so a step chained after it runs after it.
  */
 public interface LockServer extends AutoCloseable {
 
@@ -22,9 +24,11 @@ public interface LockServer extends AutoCloseable {
      * higher than any this server granted before for the key.
      * @param writerWaitingMillis for an exclusive request refused because of readers, how long to keep
      * new readers out so they do not starve it; 0 for none
+     * @param waiterId names the waiting writer's mark, the same over all tries of one wait (tokens are new
+     * on every try), so that {@link #withdrawWriter} removes only its own
      */
     CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis);
+            long writerWaitingMillis, String waiterId);
 
     /** Extends the lease if {@code token} still holds it; false when it does not (the lock is lost). */
     CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis);
@@ -32,11 +36,27 @@ public interface LockServer extends AutoCloseable {
     /** Releases if {@code token} still holds it and wakes the waiters; false when it held nothing. */
     CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token);
 
+    /**
+     * A writer that stops waiting without the lock removes its waiting mark (if it is still its own) and
+     * wakes the readers it held back.
+     */
+    CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId);
+
     /** Whether anyone holds the key in any mode. */
     CompletableFuture<Boolean> isLocked(LockKeys keys);
 
-    /** Where release messages go: called with the channel name, on an I/O thread, so it must not block. */
+    /**
+     * Where release messages go: called with the channel name, on an I/O thread, so it must not block.
+     * A confirmation that the server (re)subscribed a channel is delivered the same way, since a release
+     * may have been missed while it was not subscribed.
+     */
     void onRelease(Consumer<String> channelListener);
+
+    /**
+     * Called (on an I/O thread, must not block) when the subscription connection dropped: until a channel
+     * is confirmed again (a message or confirmation on it), its release messages may be lost.
+     */
+    void onSubscriptionLost(Runnable listener);
 
     /** Starts receiving release messages of a channel; completes once the server confirmed. */
     CompletableFuture<Void> subscribe(String channel);

@@ -16,8 +16,10 @@ import org.apache.commons.logging.LogFactory;
  * a short while after, so a busy key does not subscribe and unsubscribe on every hand-off.
  * <p>
  * A waiter takes {@link Registration#nextRelease()} before it tries the lock, so a release between its
- * failed try and its wait is not missed. A lost message (a reconnect, a subscription not yet confirmed)
- * only delays the waiter until the holder's lease would end, which it re-checks anyway.
+ * failed try and its wait is not missed. When the subscription connection drops, every channel counts as
+ * unsubscribed (its waiters are woken to look again and then look at a bounded interval) until a message
+ * or a confirmation arrives on it again, which wakes them at once: a release missed meanwhile costs at
+ * most that interval, never the holder's whole lease.
  */
 final class ReleaseSignals {
 
@@ -31,6 +33,8 @@ final class ReleaseSignals {
 
     private final Duration redisTimeout;
 
+    private static final CompletableFuture<Void> CONFIRMED = CompletableFuture.completedFuture(null);
+
     private final ConcurrentHashMap<String, Channel> channels = new ConcurrentHashMap<>();
 
     ReleaseSignals(LockServer server, ScheduledExecutorService scheduler, Duration linger, Duration redisTimeout) {
@@ -39,6 +43,7 @@ final class ReleaseSignals {
         this.linger = linger;
         this.redisTimeout = redisTimeout;
         server.onRelease(this::released);
+        server.onSubscriptionLost(this::subscriptionLost);
     }
 
     /** Registers a waiter on a channel, subscribing if it is the first; waits at most the Redis timeout for that. */
@@ -75,8 +80,7 @@ final class ReleaseSignals {
         if (channel == null) {
             return null;
         }
-        CompletableFuture<Void> subscribed = channel.subscribed;
-        if (!subscribed.isDone() || subscribed.isCompletedExceptionally()) {
+        if (!isConfirmed(channel.subscribed)) {
             return null;
         }
         return new Pending(channel, channel.next.get());
@@ -93,8 +97,30 @@ final class ReleaseSignals {
     private void released(String channelName) {
         Channel channel = channels.get(channelName);
         if (channel != null) {
+            if (!isConfirmed(channel.subscribed)) {
+                // a message or confirmation on the channel: the server delivers it again
+                channel.subscribed = CONFIRMED;
+            }
             channel.fire();
         }
+    }
+
+    private void subscriptionLost() {
+        CompletableFuture<Void> lost = CompletableFuture
+            .failedFuture(new IllegalStateException("the subscription connection dropped"));
+        channels.values().forEach(channel -> {
+            channel.subscribed = lost;
+            channel.fire();
+        });
+    }
+
+    /** Wakes every waiter (shutdown): each looks at the engine's state again. */
+    void wakeAll() {
+        channels.values().forEach(Channel::fire);
+    }
+
+    private static boolean isConfirmed(CompletableFuture<Void> subscribed) {
+        return subscribed.isDone() && !subscribed.isCompletedExceptionally();
     }
 
     private void leave(Channel channel) {
@@ -124,6 +150,7 @@ final class ReleaseSignals {
 
     /** Unsubscribes everything now (shutdown). */
     void close() {
+        wakeAll();
         channels.keySet().forEach(server::unsubscribe);
         channels.clear();
     }
@@ -161,10 +188,9 @@ final class ReleaseSignals {
             this.channel = channel;
         }
 
-        /** Whether the server confirmed the subscription (false while it failed or is pending). */
+        /** Whether the server confirmed the subscription (false while it failed, is pending or was lost). */
         boolean subscribed() {
-            CompletableFuture<Void> subscribed = channel.subscribed;
-            return subscribed.isDone() && !subscribed.isCompletedExceptionally();
+            return isConfirmed(channel.subscribed);
         }
 
         /** Whether this registration is on the channel {@code pending} was taken from (not a newer one). */

@@ -34,6 +34,9 @@ class StartupValidationTest {
             StringBuilder messages = new StringBuilder();
             for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
                 messages.append(cause.getMessage()).append('\n');
+                if (cause instanceof InvalidDistributedLockException invalid) {
+                    messages.append(invalid.getAction()).append('\n'); // what the failure analysis prints
+                }
             }
             assertThat(messages.toString()).contains(bean.getName()).contains(fragments);
         };

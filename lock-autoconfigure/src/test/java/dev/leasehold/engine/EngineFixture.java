@@ -36,9 +36,22 @@ final class EngineFixture implements AutoCloseable {
     }
 
     LettuceConnectionFactory connectionFactory() {
+        return connectionFactory(Duration.ofSeconds(5), null, null);
+    }
+
+    /**
+     * @param commandTimeout the driver's own timeout ({@code spring.data.redis.timeout})
+     * @param user an ACL user, or null for the default user
+     */
+    LettuceConnectionFactory connectionFactory(Duration commandTimeout, String user, String password) {
         RedisStandaloneConfiguration server = new RedisStandaloneConfiguration(redis.host(), redis.port());
+        if (user != null) {
+            server.setUsername(user);
+            server.setPassword(password);
+        }
         LettuceClientConfiguration client = LettuceClientConfiguration.builder()
-            .clientOptions(ClientOptions.builder().timeoutOptions(TimeoutOptions.enabled(Duration.ofSeconds(5))).build())
+            .commandTimeout(commandTimeout)
+            .clientOptions(ClientOptions.builder().timeoutOptions(TimeoutOptions.enabled(commandTimeout)).build())
             .build();
         LettuceConnectionFactory factory = new LettuceConnectionFactory(server, client);
         factory.afterPropertiesSet();
@@ -48,7 +61,17 @@ final class EngineFixture implements AutoCloseable {
     }
 
     LettuceLockServer server(String keyPrefix) {
-        LettuceLockServer server = new LettuceLockServer(connectionFactory(), keyPrefix);
+        return server(connectionFactory(), keyPrefix);
+    }
+
+    /** Closes the server with the rest. */
+    <S extends LockServer> S track(S server) {
+        resources.add(0, server);
+        return server;
+    }
+
+    LettuceLockServer server(LettuceConnectionFactory factory, String keyPrefix) {
+        LettuceLockServer server = new LettuceLockServer(factory, keyPrefix);
         resources.add(0, server);
         return server;
     }

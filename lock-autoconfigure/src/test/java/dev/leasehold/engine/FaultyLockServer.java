@@ -43,9 +43,9 @@ final class FaultyLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis) {
+            long writerWaitingMillis, String waiterId) {
         acquires.incrementAndGet();
-        CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis);
+        CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId);
         long delay = acquireDelayMillis;
         return delay == 0 ? reply
                 : reply.thenApplyAsync(grant -> grant, CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS));
@@ -62,6 +62,16 @@ final class FaultyLockServer implements LockServer {
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
         return real.release(keys, mode, token);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
+        return real.withdrawWriter(keys, waiterId);
+    }
+
+    @Override
+    public void onSubscriptionLost(Runnable listener) {
+        real.onSubscriptionLost(listener);
     }
 
     @Override

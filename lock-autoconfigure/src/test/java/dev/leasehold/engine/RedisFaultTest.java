@@ -132,7 +132,8 @@ class RedisFaultTest {
     void aWaiterWhoseSubscriptionReconnectedLooksAgainInsteadOfSleepingOutTheLease() throws Exception {
         DefaultLockEngine holder = fixture.engine(settings(Duration.ofSeconds(30)));
         DefaultLockEngine waiter = fixture.engine(settings(Duration.ofSeconds(30)));
-        holder.tryLock("restart", Duration.ZERO, Duration.ofSeconds(30)).orElseThrow();
+        // kept in a variable until the end: a dropped handle would be released by the garbage collector
+        LockHandle held = holder.tryLock("restart", Duration.ZERO, Duration.ofSeconds(30)).orElseThrow();
         java.util.concurrent.CompletableFuture<Long> acquiredAt = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
             try (LockHandle handle = waiter.lock("restart", Duration.ofSeconds(25))) {
                 return System.nanoTime();
@@ -148,6 +149,7 @@ class RedisFaultTest {
         long waitedMillis = (acquiredAt.get(30, java.util.concurrent.TimeUnit.SECONDS) - restartedAt) / 1_000_000;
         // without the re-check on re-subscription it would sleep until the 30 s lease it was told about
         assertThat(waitedMillis).isLessThan(10_000);
+        java.lang.ref.Reference.reachabilityFence(held);
     }
 
     @Test

@@ -136,11 +136,12 @@ public class QuorumLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis) {
+            long writerWaitingMillis, String waiterId) {
         long startedAt = System.nanoTime();
         longestLeaseMillis.accumulateAndGet(leaseMillis, Math::max);
         Round<Grant> round = Round.send(nodes,
-                node -> node.server().acquire(keys, mode, token, leaseMillis, writerWaitingMillis), stepTimeoutNanos,
+                node -> node.server().acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId),
+                stepTimeoutNanos,
                 replies -> count(replies, QuorumLockServer::grantedHere) >= majority
                         || replies.size() - count(replies, QuorumLockServer::grantedHere) > nodes.size() - majority);
         return round.outcome().thenCompose(replies -> {
@@ -268,6 +269,14 @@ public class QuorumLockServer implements LockServer {
         return vote(node -> node.server().release(keys, mode, token), false, "release '" + keys.logicalKey() + "'");
     }
 
+    /** Best effort on every node: true when any node removed the writer's mark. */
+    @Override
+    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
+        return Round.send(nodes, node -> node.server().withdrawWriter(keys, waiterId), stepTimeoutNanos, replies -> false)
+            .outcome()
+            .thenApply(replies -> replies.stream().anyMatch(reply -> reply.ok() && reply.value()));
+    }
+
     @Override
     public CompletableFuture<Boolean> isLocked(LockKeys keys) {
         return vote(node -> node.server().isLocked(keys), false, "ask whether '" + keys.logicalKey() + "' is locked");
@@ -300,6 +309,15 @@ public class QuorumLockServer implements LockServer {
     @Override
     public void onRelease(Consumer<String> channelListener) {
         nodes.forEach(node -> node.server().onRelease(channelListener));
+    }
+
+    /**
+     * Any node's subscription connection dropping is reported: a release published only on the majority
+     * that held the lock may then reach no subscribed node, so waiters must look again.
+     */
+    @Override
+    public void onSubscriptionLost(Runnable listener) {
+        nodes.forEach(node -> node.server().onSubscriptionLost(listener));
     }
 
     /** Confirmed once a majority subscribed: every release reaches a majority, so one of them tells us. */

@@ -72,7 +72,7 @@ public final class QuorumNode implements AutoCloseable {
         this.name = name;
         this.factory = factory;
         this.ownsFactory = ownsFactory;
-        this.server = new LettuceLockServer(factory, keyPrefix, true);
+        this.server = LettuceLockServer.quorumNode(factory, keyPrefix);
         factory.getRequiredNativeClient().addListener(new RedisConnectionStateListener() {
 
             @Override

@@ -1,10 +1,10 @@
 package dev.leasehold.engine.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
@@ -12,17 +12,15 @@ import dev.leasehold.LockMode;
 import dev.leasehold.engine.Grant;
 import dev.leasehold.engine.LockKeys;
 import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.LockServerException;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.data.redis.connection.Message;
-import org.springframework.data.redis.connection.MessageListener;
-import org.springframework.data.redis.connection.SubscriptionListener;
-import org.springframework.data.redis.connection.RedisConnection;
-import org.springframework.data.redis.connection.Subscription;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -31,9 +29,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * Data Redis's {@link LettuceConnectionFactory}: the user's {@code spring.data.redis.*} settings.
  * <p>
  * Scripts go as EVALSHA on Lettuce's asynchronous API over the factory's connection, falling back to
- * EVAL once per server on NOSCRIPT; on Cluster, Lettuce routes each script by its keys, which share one
- * hash tag. Release messages arrive on one dedicated subscription connection for the whole JVM; its
- * (un)subscribe commands run in order on one thread.
+ * EVAL on NOSCRIPT; on Cluster, Lettuce routes each script by its keys, which share one hash tag. A
+ * step's future completes only after the last command it sent (the EVAL of a fallback included), so a
+ * take-back chained after it is sent after anything the step may still run. Release messages arrive on
+ * {@link ReleaseSubscriptions}.
  */
 public class LettuceLockServer implements LockServer {
 
@@ -41,70 +40,146 @@ public class LettuceLockServer implements LockServer {
 
     private final LettuceConnectionFactory connectionFactory;
 
-    private final byte[] keepAliveChannel;
-
-    private final ExecutorService subscriptionThread;
-
-    private final ReleaseListener messageListener = new ReleaseListener();
-
-    private volatile Consumer<String> releaseListener = channel -> {
-    };
+    private final ReleaseSubscriptions subscriptions;
 
     private final ReentrantLock connectionLock = new ReentrantLock();
 
+    private final AtomicBoolean publishRefusalLogged = new AtomicBoolean();
+
     private volatile LettuceConnection dataConnection;
 
-    private RedisConnection subscriptionConnection;
+    /** Null unless grants and renewals must be acknowledged by replicas. */
+    private final AcknowledgedWrites acknowledged;
 
     /** Quorum mode: fencing tokens from a plain counter that never expires, not from the server clock. */
     private final boolean countingFence;
+
+    private static final byte[] COUNTING_FENCE = "count".getBytes(StandardCharsets.US_ASCII);
+
+    private static final byte[] CLOCK_FENCE = "clock".getBytes(StandardCharsets.US_ASCII);
 
     /**
      * @param keyPrefix used to name the channel that keeps the shared subscription open between waits
      */
     public LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix) {
-        this(connectionFactory, keyPrefix, false);
+        this(connectionFactory, keyPrefix, 0, Duration.ofMillis(100));
     }
 
     /**
-     * @param countingFence true for one node of a quorum: fencing tokens count up from 1 on a counter that
-     * never expires, so the quorum can make a token known to a majority (see QuorumLockServer)
+     * @param ackReplicas how many replicas must acknowledge (Redis {@code WAIT}) a grant or renewal before it
+     * counts ({@code leasehold.replica-ack.replicas}); 0 for none
+     * @param ackTimeout how long to wait for them ({@code leasehold.replica-ack.timeout})
      */
-    public LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix, boolean countingFence) {
+    public LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix, int ackReplicas,
+            Duration ackTimeout) {
+        this(connectionFactory, keyPrefix, ackReplicas, ackTimeout, false);
+    }
+
+    /**
+     * One node of a quorum (QuorumLockServer): fencing tokens count up from 1 on a counter that never
+     * expires, so the quorum can make a token known to a majority; no replica acknowledgement.
+     */
+    public static LettuceLockServer quorumNode(LettuceConnectionFactory connectionFactory, String keyPrefix) {
+        return new LettuceLockServer(connectionFactory, keyPrefix, 0, Duration.ofMillis(100), true);
+    }
+
+    private LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix, int ackReplicas,
+            Duration ackTimeout, boolean countingFence) {
         this.countingFence = countingFence;
         this.connectionFactory = connectionFactory;
-        this.keepAliveChannel = (keyPrefix + "leasehold:subscription").getBytes(StandardCharsets.UTF_8);
-        this.subscriptionThread = Executors.newSingleThreadExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "leasehold-subscriptions");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.subscriptions = new ReleaseSubscriptions(connectionFactory, keyPrefix);
+        this.acknowledged = ackReplicas > 0 ? new AcknowledgedWrites(connectionFactory, ackReplicas, ackTimeout) : null;
     }
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis) {
+            long writerWaitingMillis, String waiterId) {
         LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
-        CompletableFuture<List<Object>> reply = eval(script, ScriptOutputType.MULTI,
-                keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence()), bytes(token),
-                bytes(leaseMillis), bytes(writerWaitingMillis), bytes(countingFence ? "count" : "clock"));
-        return reply.thenApply(LettuceLockServer::toGrant);
+        byte[][] scriptKeys = keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence());
+        byte[][] args = { bytes(token), bytes(leaseMillis), bytes(writerWaitingMillis), bytes(waiterId),
+                countingFence ? COUNTING_FENCE : CLOCK_FENCE };
+        if (acknowledged == null) {
+            CompletableFuture<List<Object>> reply = eval(script, ScriptOutputType.MULTI, scriptKeys, args);
+            return reply.thenApply(LettuceLockServer::toGrant);
+        }
+        CompletableFuture<AcknowledgedWrites.Reply<List<Object>>> reply = acknowledged
+            .evalAcknowledged(script, ScriptOutputType.MULTI, scriptKeys, args);
+        return reply.exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex))).thenCompose(acked -> {
+            Grant grant = toGrant(acked.value());
+            if (!grant.granted() || acked.acknowledgements() >= acknowledged.replicas()) {
+                return CompletableFuture.completedFuture(grant);
+            }
+            // not on enough replicas: a failover could lose it, so it does not count; take it back first
+            return release(keys, mode, token).handle((released, error) -> {
+                throw notAcknowledged("grant", acked.acknowledgements());
+            });
+        });
+    }
+
+    /**
+     * Tells the scripts to wake waiters with SPUBLISH on a Cluster (they do so from Redis 7 on, where
+     * {@link ReleaseSubscriptions} subscribes with SSUBSCRIBE), so a release is not broadcast to every node.
+     */
+    private byte[] publishMode() {
+        return subscriptions.clustered() ? SHARDED : NOT_SHARDED;
+    }
+
+    private static final byte[] SHARDED = bytes("sharded");
+
+    private static final byte[] NOT_SHARDED = new byte[0];
+
+    private LockServerException notAcknowledged(String what, long acknowledgements) {
+        return new LockServerException(LockServerException.Kind.REFUSED, "the " + what + " was acknowledged by "
+                + acknowledgements + " of the " + acknowledged.replicas() + " replicas that leasehold.replica-ack.replicas"
+                + " asks for within leasehold.replica-ack.timeout (" + acknowledged.timeout() + ")", null);
     }
 
     @Override
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
         boolean shared = mode == LockMode.READ;
-        CompletableFuture<Long> reply = eval(shared ? LockScript.RENEW_SHARED : LockScript.RENEW_EXCLUSIVE,
-                ScriptOutputType.INTEGER, keys(shared ? keys.readers() : keys.lock()), bytes(token), bytes(leaseMillis));
-        return reply.thenApply(result -> result == 1L);
+        LockScript script = shared ? LockScript.RENEW_SHARED : LockScript.RENEW_EXCLUSIVE;
+        byte[][] scriptKeys = keys(shared ? keys.readers() : keys.lock());
+        if (acknowledged == null) {
+            CompletableFuture<Long> reply = eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token),
+                    bytes(leaseMillis));
+            return reply.thenApply(result -> result == 1L);
+        }
+        CompletableFuture<AcknowledgedWrites.Reply<Long>> reply = acknowledged.evalAcknowledged(script,
+                ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(leaseMillis));
+        return reply.exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex))).thenApply(acked -> {
+            if (acked.value() == 1L && acked.acknowledgements() < acknowledged.replicas()) {
+                // an unconfirmed renewal: the watchdog retries, and loses the lock if the lease ends first
+                throw notAcknowledged("renewal", acked.acknowledgements());
+            }
+            return acked.value() == 1L;
+        });
     }
 
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
         boolean shared = mode == LockMode.READ;
-        CompletableFuture<Long> reply = eval(shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE,
-                ScriptOutputType.INTEGER, keys(shared ? keys.readers() : keys.lock()), bytes(token),
-                bytes(keys.channel()));
+        LockScript script = shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE;
+        byte[][] scriptKeys = keys(shared ? keys.readers() : keys.lock());
+        // with acknowledgements, on their connection: after this key's acquires, before the next one's
+        CompletableFuture<Long> reply = acknowledged == null
+                ? eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()), publishMode())
+                : acknowledged.<Long>eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()),
+                        publishMode())
+                    .exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
+        return reply.thenApply(result -> {
+            if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
+                logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "
+                        + "channel). Locks are released, but waiters in other JVMs wake only at their safety re-check. "
+                        + "Grant the channels, e.g. ACL SETUSER <user> &" + channelPattern(keys) + " (logged once)");
+            }
+            return result >= 1L;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
+        CompletableFuture<Long> reply = eval(LockScript.WITHDRAW_WRITER, ScriptOutputType.INTEGER,
+                keys(keys.writerWaiting()), bytes(waiterId), bytes(keys.channel()), publishMode());
         return reply.thenApply(result -> result == 1L);
     }
 
@@ -117,70 +192,22 @@ public class LettuceLockServer implements LockServer {
 
     @Override
     public void onRelease(Consumer<String> channelListener) {
-        this.releaseListener = channelListener;
+        subscriptions.onRelease(channelListener);
+    }
+
+    @Override
+    public void onSubscriptionLost(Runnable listener) {
+        subscriptions.onLost(listener);
     }
 
     @Override
     public CompletableFuture<Void> subscribe(String channel) {
-        return CompletableFuture.runAsync(() -> subscription().subscribe(bytes(channel)), subscriptionThread);
+        return subscriptions.subscribe(channel);
     }
 
     @Override
     public CompletableFuture<Void> unsubscribe(String channel) {
-        return CompletableFuture.runAsync(() -> {
-            Subscription subscription = subscriptionConnection != null ? subscriptionConnection.getSubscription() : null;
-            if (subscription != null && subscription.isAlive()) {
-                subscription.unsubscribe(bytes(channel));
-            }
-        }, subscriptionThread);
-    }
-
-    /** Runs on the subscription thread only. */
-    private Subscription subscription() {
-        Subscription subscription = subscriptionConnection != null ? subscriptionConnection.getSubscription() : null;
-        if (subscription != null && subscription.isAlive()) {
-            return subscription;
-        }
-        closeQuietly(subscriptionConnection);
-        subscriptionConnection = null;
-        RedisConnection connection = connectionFactory.getConnection();
-        try {
-            // the keep-alive channel keeps the subscription open when no waiter needs a channel
-            connection.subscribe(messageListener, keepAliveChannel);
-        }
-        catch (RuntimeException ex) {
-            closeQuietly(connection);
-            throw ex;
-        }
-        subscriptionConnection = connection;
-        return connection.getSubscription();
-    }
-
-    /**
-     * Release messages, and (re)subscription confirmations: Lettuce subscribes again after a reconnect,
-     * and a release published while disconnected is lost, so a confirmation wakes the channel's waiters
-     * to look again.
-     */
-    private final class ReleaseListener implements MessageListener, SubscriptionListener {
-
-        @Override
-        public void onMessage(Message message, byte[] pattern) {
-            deliver(message.getChannel());
-        }
-
-        @Override
-        public void onChannelSubscribed(byte[] channel, long count) {
-            deliver(channel);
-        }
-    }
-
-    private void deliver(byte[] channel) {
-        try {
-            releaseListener.accept(new String(channel, StandardCharsets.UTF_8));
-        }
-        catch (RuntimeException ex) {
-            logger.error("Release listener failed", ex);
-        }
+        return subscriptions.unsubscribe(channel);
     }
 
     @SuppressWarnings("unchecked")
@@ -190,17 +217,17 @@ public class LettuceLockServer implements LockServer {
             commands = commands();
         }
         catch (RuntimeException ex) {
-            return CompletableFuture.failedFuture(ex);
+            return CompletableFuture.failedFuture(translate(ex));
         }
         CompletableFuture<T> reply = ((CompletableFuture<T>) commands.evalsha(script.sha1(), type, keys, args)
             .toCompletableFuture());
         return reply.exceptionallyCompose(ex -> {
             if (isNoScript(ex)) {
-                // first use of the script on this server: EVAL loads it into the script cache
+                // the script cache is empty (first use, restart, failover, SCRIPT FLUSH): EVAL loads it again
                 return (CompletableFuture<T>) commands.eval(script.body(), type, keys, args).toCompletableFuture();
             }
             return CompletableFuture.failedFuture(ex);
-        });
+        }).exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
     }
 
     private RedisClusterAsyncCommands<byte[], byte[]> commands() {
@@ -222,7 +249,31 @@ public class LettuceLockServer implements LockServer {
         return connection.getNativeConnection();
     }
 
-    private static boolean isNoScript(Throwable ex) {
+    /** Says what happened in the engine's terms: whether the command may still run decides a take-back. */
+    static LockServerException translate(Throwable ex) {
+        Throwable cause = ex;
+        while ((cause instanceof java.util.concurrent.CompletionException
+                || cause instanceof java.util.concurrent.ExecutionException) && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        if (cause instanceof LockServerException own) {
+            return own;
+        }
+        if (cause instanceof RedisCommandExecutionException) {
+            return new LockServerException(LockServerException.Kind.REFUSED, String.valueOf(cause.getMessage()), cause);
+        }
+        if (cause instanceof RedisConnectionException) {
+            return new LockServerException(LockServerException.Kind.UNAVAILABLE, String.valueOf(cause.getMessage()), cause);
+        }
+        if (cause instanceof IllegalStateException) {
+            // Spring Data Redis: the connection factory was stopped or destroyed (the application is shutting down)
+            return new LockServerException(LockServerException.Kind.UNAVAILABLE,
+                    "the Redis connection factory is not running (" + cause.getMessage() + ")", cause);
+        }
+        return new LockServerException(LockServerException.Kind.NO_REPLY, String.valueOf(cause), cause);
+    }
+
+    static boolean isNoScript(Throwable ex) {
         Throwable cause = ex;
         while (cause != null) {
             if (cause instanceof RedisNoScriptException
@@ -232,6 +283,11 @@ public class LettuceLockServer implements LockServer {
             cause = cause.getCause();
         }
         return false;
+    }
+
+    private static String channelPattern(LockKeys keys) {
+        int tag = keys.lock().indexOf('{');
+        return (tag >= 0 ? keys.lock().substring(0, tag) : "") + "*";
     }
 
     private static Grant toGrant(List<Object> reply) {
@@ -248,23 +304,12 @@ public class LettuceLockServer implements LockServer {
         return result;
     }
 
-    private static byte[] bytes(String value) {
+    static byte[] bytes(String value) {
         return value.getBytes(StandardCharsets.UTF_8);
     }
 
     private static byte[] bytes(long value) {
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
-    }
-
-    private static void closeQuietly(RedisConnection connection) {
-        if (connection != null) {
-            try {
-                connection.close();
-            }
-            catch (RuntimeException ex) {
-                logger.debug("Closing a Redis connection failed", ex);
-            }
-        }
     }
 
     // ---- quorum mode: steps a QuorumLockServer runs on each node ----
@@ -285,7 +330,7 @@ public class LettuceLockServer implements LockServer {
     }
 
     private static String runIdOf(String info) {
-        for (String line : info.split("\r?\n")) {
+        for (String line : info.split("\\r?\\n")) {
             if (line.startsWith("run_id:")) {
                 return line.substring("run_id:".length()).trim();
             }
@@ -295,17 +340,19 @@ public class LettuceLockServer implements LockServer {
 
     @Override
     public void close() {
-        try {
-            subscriptionThread.submit(() -> {
-                closeQuietly(subscriptionConnection);
-                subscriptionConnection = null;
-            }).get(5, java.util.concurrent.TimeUnit.SECONDS);
+        subscriptions.close();
+        if (acknowledged != null) {
+            acknowledged.close();
         }
-        catch (Exception ex) {
-            logger.debug("Closing the subscription connection failed", ex);
-        }
-        subscriptionThread.shutdownNow();
-        closeQuietly(dataConnection);
+        LettuceConnection connection = dataConnection;
         dataConnection = null;
+        if (connection != null) {
+            try {
+                connection.close();
+            }
+            catch (RuntimeException ex) {
+                logger.debug("Closing the Redis connection failed", ex);
+            }
+        }
     }
 }

@@ -2,7 +2,8 @@
 -- KEYS[1] lock (string: owner token)   KEYS[2] readers (zset: token -> lease end, ms)
 -- KEYS[3] writer-waiting marker        KEYS[4] fencing counter
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] writer-waiting ms (0: do not queue ahead of readers)
--- ARGV[4] fencing rule: 'count' for a plain counter without expiry (quorum mode), else clock-based
+-- ARGV[4] the waiting writer's id (stable over its tries, so it can take its own marker back)
+-- ARGV[5] fencing rule: 'count' for a plain counter without expiry (quorum mode), else clock-based
 -- Returns {1, fencing token} when granted, {0, ms until the blocker's lease ends} when not.
 local lease = tonumber(ARGV[2])
 if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
@@ -14,7 +15,7 @@ if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
     if lastReader[1] then
         -- readers hold it: new readers must queue behind this writer, or a stream of them starves it
         if tonumber(ARGV[3]) > 0 then
-            redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[3])
+            redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[3])
         end
         return {0, math.max(1, tonumber(lastReader[2]) - nowMs)}
     end
@@ -23,10 +24,14 @@ if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
     end
 end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', lease) then
+    -- PTTL is 0 in the holder's last millisecond: that is "look again in 1 ms", not "no expiry"
     local holderTtl = redis.call('PTTL', KEYS[1])
-    return {0, holderTtl > 0 and holderTtl or lease}
+    if holderTtl < 0 then
+        holderTtl = lease
+    end
+    return {0, math.max(1, holderTtl)}
 end
-if ARGV[4] == 'count' then
+if ARGV[5] == 'count' then
     -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
     local counted = redis.call('INCR', KEYS[4])
     redis.call('PERSIST', KEYS[4])

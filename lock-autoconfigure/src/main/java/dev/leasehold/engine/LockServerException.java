@@ -1,0 +1,38 @@
+package dev.leasehold.engine;
+
+/**
+ * A per-server step that did not complete, said in terms the engine can act on and a user can read: whether
+ * the step may still have run on the server decides whether the engine must take an acquire back.
+ */
+public class LockServerException extends RuntimeException {
+
+    public enum Kind {
+        /** No reply in time (a timeout, a connection reset): the step may or may not have run. */
+        NO_REPLY("Redis did not answer"),
+        /** Redis answered with an error (an ACL refusal, CROSSSLOT, a script error): the step did not run. */
+        REFUSED("Redis refused the command"),
+        /** No connection could be used (the connection factory is stopped or closed, or cannot connect). */
+        UNAVAILABLE("Redis could not be reached");
+
+        private final String summary;
+
+        Kind(String summary) {
+            this.summary = summary;
+        }
+
+        public String summary() {
+            return summary;
+        }
+    }
+
+    private final Kind kind;
+
+    public LockServerException(Kind kind, String message, Throwable cause) {
+        super(kind.summary() + ": " + message, cause);
+        this.kind = kind;
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+}

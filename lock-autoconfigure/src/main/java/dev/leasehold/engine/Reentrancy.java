@@ -1,0 +1,87 @@
+package dev.leasehold.engine;
+
+import java.util.concurrent.ConcurrentHashMap;
+
+import dev.leasehold.LockAcquisitionException;
+import dev.leasehold.LockMode;
+
+/**
+ * Which acquisition each thread holds on each key, so that a thread locking a key again joins it (same
+ * fencing token) instead of waiting behind itself.
+ * <p>
+ * A handle may be closed from any thread while its owner re-enters. Joining, closing and detaching one
+ * acquisition therefore change its hold counts under the acquisition's monitor (no I/O inside), so a
+ * re-entry either joins a held acquisition or, when its last hold is being released at that moment,
+ * starts a new one: never a handle on a released acquisition, never a spurious "lost".
+ */
+final class Reentrancy {
+
+    private final ConcurrentHashMap<Owner, HeldLock> held = new ConcurrentHashMap<>();
+
+    /** The calling thread's acquisition of the key with one more hold, or null to acquire anew. */
+    HeldLock join(String key, LockMode mode) {
+        Owner owner = new Owner(Thread.currentThread(), key);
+        HeldLock lock = held.get(owner);
+        if (lock == null) {
+            return null;
+        }
+        synchronized (lock) {
+            if (lock.holds.get() == 0) {
+                return null; // its last handle was closed just now, from another thread
+            }
+            if (lock.state.get() == HeldLock.State.LOST) {
+                throw new LockAcquisitionException(key, "This thread's lock on '" + key
+                        + "' was lost (its lease ran out) and is not released yet; close its handle before locking again");
+            }
+            if (mode != LockMode.READ && !lock.exclusive()) {
+                throw new IllegalStateException("This thread holds a READ lock on '" + key
+                        + "' and asked for " + mode + ": upgrading a read lock would deadlock; release it first");
+            }
+            lock.holds.incrementAndGet();
+            if (lock.threadBoundHolds.getAndIncrement() == 0) {
+                held.put(owner, lock); // every bound handle had been detached meanwhile
+            }
+            return lock;
+        }
+    }
+
+    /** A new acquisition by its owner thread. */
+    void bind(HeldLock lock) {
+        held.put(new Owner(lock.owner, lock.key()), lock);
+    }
+
+    /** A handle stopped tying the lock to its thread: the last one ends re-entrancy for that thread. */
+    void unbind(HeldLock lock) {
+        synchronized (lock) {
+            if (lock.threadBoundHolds.decrementAndGet() == 0) {
+                held.remove(new Owner(lock.owner, lock.key()), lock);
+            }
+        }
+    }
+
+    /** Gives back one hold: null while others remain; for the last, marks it released and returns the state before. */
+    HeldLock.State exit(HeldLock lock) {
+        synchronized (lock) {
+            if (lock.holds.decrementAndGet() != 0) {
+                return null;
+            }
+            held.remove(new Owner(lock.owner, lock.key()), lock);
+            return lock.state.getAndSet(HeldLock.State.RELEASED);
+        }
+    }
+
+    /** Drops every hold at once (shutdown); the state before, or null when it was released already. */
+    HeldLock.State exitAll(HeldLock lock) {
+        synchronized (lock) {
+            if (lock.holds.get() == 0) {
+                return null;
+            }
+            lock.holds.set(0);
+            held.remove(new Owner(lock.owner, lock.key()), lock);
+            return lock.state.getAndSet(HeldLock.State.RELEASED);
+        }
+    }
+
+    private record Owner(Thread thread, String key) {
+    }
+}

@@ -1,0 +1,236 @@
+package dev.leasehold.engine.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+import dev.leasehold.engine.LockServerException;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.RedisPubSubListener;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * The one subscription connection of a JVM for release messages, opened with the Lettuce client that
+ * Spring Data Redis built from {@code spring.data.redis.*} (so it reaches the same server, Sentinel master
+ * or Cluster, with the same credentials and TLS).
+ * <p>
+ * Lettuce reconnects and subscribes again by itself, but when the server refuses the new subscription
+ * (an ACL change, a failover to a server with other rules) it says nothing, and a release published
+ * meanwhile is lost. So the engine is told when the connection drops ({@code onLost}), and every
+ * confirmation of a (re)subscription is delivered like a release message, so waiters look again.
+ * Connecting runs on one thread of its own, and so do (un)subscribe commands, which keeps them in order.
+ */
+final class ReleaseSubscriptions {
+
+    private static final Log logger = LogFactory.getLog(ReleaseSubscriptions.class);
+
+    private final LettuceConnectionFactory connectionFactory;
+
+    private final byte[] keepAliveChannel;
+
+    private final ExecutorService thread;
+
+    private final Listener listener = new Listener();
+
+    private final AtomicBoolean refusalLogged = new AtomicBoolean();
+
+    private volatile Consumer<String> releaseListener = channel -> {
+    };
+
+    private volatile Runnable lostListener = () -> {
+    };
+
+    /** Only touched on {@link #thread}. */
+    private StatefulRedisPubSubConnection<byte[], byte[]> connection;
+
+    /** Whether channels are sharded (SSUBSCRIBE): on a Redis 7+ Cluster; decided when connecting. */
+    private volatile boolean sharded;
+
+    /** Channels this JVM wants now: a server-side unsubscribe of one of them means its messages are lost. */
+    private final java.util.Set<String> wanted = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    private volatile boolean closed;
+
+    ReleaseSubscriptions(LettuceConnectionFactory connectionFactory, String keyPrefix) {
+        this.connectionFactory = connectionFactory;
+        // keeps the connection subscribed (and so watched) between waits
+        this.keepAliveChannel = LettuceLockServer.bytes(keyPrefix + "leasehold:subscription");
+        this.thread = Executors.newSingleThreadExecutor(runnable -> {
+            Thread result = new Thread(runnable, "leasehold-subscriptions");
+            result.setDaemon(true);
+            return result;
+        });
+    }
+
+    void onRelease(Consumer<String> listener) {
+        this.releaseListener = listener;
+    }
+
+    void onLost(Runnable listener) {
+        this.lostListener = listener;
+    }
+
+    /** Whether the server is a Redis Cluster (known without I/O, from the client Spring Data Redis built). */
+    boolean clustered() {
+        return connectionFactory.getRequiredNativeClient() instanceof RedisClusterClient;
+    }
+
+    CompletableFuture<Void> subscribe(String channel) {
+        wanted.add(channel);
+        CompletableFuture<Void> confirmed = CompletableFuture.supplyAsync(() -> {
+            StatefulRedisPubSubConnection<byte[], byte[]> current = connection();
+            byte[] name = LettuceLockServer.bytes(channel);
+            return sharded ? current.async().ssubscribe(name) : current.async().subscribe(name);
+        }, thread).thenCompose(reply -> reply.toCompletableFuture());
+        return confirmed.exceptionallyCompose(ex -> {
+            LockServerException failure = LettuceLockServer.translate(ex);
+            if (failure.kind() == LockServerException.Kind.REFUSED && refusalLogged.compareAndSet(false, true)) {
+                logger.warn("Redis refused to subscribe to " + channel + " (" + failure.getCause().getMessage()
+                        + "). Waiters cannot be woken by releases and look again every second instead. Grant the "
+                        + "Redis user the lock channels, e.g. ACL SETUSER <user> &<leasehold.key-prefix>* (logged once)");
+            }
+            return CompletableFuture.failedFuture(failure);
+        });
+    }
+
+    CompletableFuture<Void> unsubscribe(String channel) {
+        wanted.remove(channel);
+        return CompletableFuture.supplyAsync(() -> {
+            if (isOpen()) {
+                byte[] name = LettuceLockServer.bytes(channel);
+                if (sharded) {
+                    connection.async().sunsubscribe(name);
+                }
+                else {
+                    connection.async().unsubscribe(name);
+                }
+            }
+            return null;
+        }, thread);
+    }
+
+    /** Runs on {@link #thread} only. */
+    private StatefulRedisPubSubConnection<byte[], byte[]> connection() {
+        if (closed) {
+            throw new IllegalStateException("the lock server is closed");
+        }
+        if (isOpen()) {
+            return connection; // possibly reconnecting: Lettuce queues the command until it is back
+        }
+        AbstractRedisClient client = connectionFactory.getRequiredNativeClient();
+        StatefulRedisPubSubConnection<byte[], byte[]> opened = open(client);
+        // asked before the first subscription (a subscribed RESP2 connection takes no INFO)
+        sharded = client instanceof RedisClusterClient && majorVersion(opened.sync().info("server")) >= 7;
+        opened.addListener((RedisPubSubListener<byte[], byte[]>) listener);
+        opened.addListener((RedisConnectionStateListener) listener);
+        opened.async().subscribe(keepAliveChannel);
+        connection = opened;
+        return opened;
+    }
+
+    private static int majorVersion(String info) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("redis_version:")) {
+                String version = line.substring("redis_version:".length()).trim();
+                int dot = version.indexOf('.');
+                return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
+            }
+        }
+        return 0;
+    }
+
+    /** Not closed (it may be reconnecting); on {@link #thread} only. */
+    private boolean isOpen() {
+        return connection != null && !((RedisChannelHandler<?, ?>) connection).isClosed();
+    }
+
+    private static StatefulRedisPubSubConnection<byte[], byte[]> open(AbstractRedisClient client) {
+        if (client instanceof RedisClusterClient cluster) {
+            return cluster.connectPubSub(ByteArrayCodec.INSTANCE);
+        }
+        return ((RedisClient) client).connectPubSub(ByteArrayCodec.INSTANCE);
+    }
+
+    void close() {
+        closed = true;
+        try {
+            thread.submit(() -> {
+                if (isOpen()) {
+                    connection.close();
+                }
+                connection = null;
+            }).get(5, TimeUnit.SECONDS);
+        }
+        catch (Exception ex) {
+            logger.debug("Closing the subscription connection failed", ex);
+        }
+        thread.shutdownNow();
+    }
+
+    private void deliver(byte[] channel) {
+        try {
+            releaseListener.accept(new String(channel, StandardCharsets.UTF_8));
+        }
+        catch (RuntimeException ex) {
+            logger.error("Release listener failed", ex);
+        }
+    }
+
+    private final class Listener extends RedisPubSubAdapter<byte[], byte[]> implements RedisConnectionStateListener {
+
+        @Override
+        public void message(byte[] channel, byte[] message) {
+            deliver(channel);
+        }
+
+        @Override
+        public void subscribed(byte[] channel, long count) {
+            deliver(channel);
+        }
+
+        @Override
+        public void smessage(byte[] channel, byte[] message) {
+            deliver(channel);
+        }
+
+        @Override
+        public void ssubscribed(byte[] channel, long count) {
+            deliver(channel);
+        }
+
+        @Override
+        public void sunsubscribed(byte[] channel, long count) {
+            // Redis drops a sharded subscription when its slot moves to another node (resharding, failover)
+            if (wanted.contains(new String(channel, StandardCharsets.UTF_8))) {
+                onRedisDisconnected(null);
+            }
+        }
+
+        @Override
+        public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
+            if (!closed) {
+                logger.debug("The release subscription connection dropped; waiters look again until it is back");
+                try {
+                    lostListener.run();
+                }
+                catch (RuntimeException ex) {
+                    logger.error("Subscription-lost listener failed", ex);
+                }
+            }
+        }
+    }
+}

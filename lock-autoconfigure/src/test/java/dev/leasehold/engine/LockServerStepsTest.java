@@ -1,0 +1,81 @@
+package dev.leasehold.engine;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import dev.leasehold.LockMode;
+import dev.leasehold.test.redis.RedisServerExtension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Each per-server step answers what its contract says (a failing script must not pass for a done step). */
+class LockServerStepsTest {
+
+    @RegisterExtension
+    static RedisServerExtension redis = new RedisServerExtension();
+
+    private EngineFixture fixture;
+
+    private LockServer server;
+
+    @BeforeEach
+    void setUp() {
+        fixture = new EngineFixture(redis.server());
+        server = fixture.server("lock:");
+    }
+
+    @AfterEach
+    void tearDown() {
+        fixture.close();
+    }
+
+    private static <T> T await(java.util.concurrent.CompletableFuture<T> step) throws Exception {
+        return step.get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void everyStepAnswersForItsOwnTokenOnly() throws Exception {
+        LockKeys keys = LockKeys.of("lock:", "steps");
+        for (LockMode mode : new LockMode[] { LockMode.EXCLUSIVE, LockMode.READ }) {
+            Grant grant = await(server.acquire(keys, mode, "mine", 30_000, 0, "waiter"));
+            assertThat(grant.granted()).isTrue();
+            assertThat(await(server.isLocked(keys))).isTrue();
+            assertThat(await(server.renew(keys, mode, "mine", 30_000))).isTrue();
+            assertThat(await(server.renew(keys, mode, "theirs", 30_000))).isFalse();
+            assertThat(await(server.release(keys, mode, "theirs"))).isFalse();
+            assertThat(await(server.release(keys, mode, "mine"))).as("%s released", mode).isTrue();
+            assertThat(await(server.release(keys, mode, "mine"))).isFalse();
+            assertThat(await(server.isLocked(keys))).isFalse();
+        }
+    }
+
+    @Test
+    void aWriterWithdrawsOnlyItsOwnMark() throws Exception {
+        LockKeys keys = LockKeys.of("lock:", "mark");
+        assertThat(await(server.acquire(keys, LockMode.READ, "reader", 30_000, 0, "r")).granted()).isTrue();
+        Grant refused = await(server.acquire(keys, LockMode.WRITE, "w-try-1", 30_000, 5_000, "writer"));
+        assertThat(refused.granted()).isFalse();
+        assertThat(refused.blockedForMillis()).isBetween(1L, 30_000L);
+        assertThat(await(server.withdrawWriter(keys, "someone-else"))).isFalse();
+        assertThat(redis.server().command("EXISTS", keys.writerWaiting())).isEqualTo("1");
+        assertThat(await(server.withdrawWriter(keys, "writer"))).isTrue();
+        assertThat(redis.server().command("EXISTS", keys.writerWaiting())).isEqualTo("0");
+    }
+
+    @Test
+    void aHolderInItsLastMillisecondIsReportedAsEndingNowNotAsHavingNoExpiry() throws Exception {
+        LockKeys keys = LockKeys.of("lock:", "last-ms");
+        // a key with no expiry is not ours, but must not make waiters sleep forever either: at most a lease
+        redis.server().command("SET", keys.lock(), "someone");
+        Grant refused = await(server.acquire(keys, LockMode.EXCLUSIVE, "t", 700, 0, "w"));
+        assertThat(refused.blockedForMillis()).isBetween(1L, 700L);
+        redis.server().command("PEXPIRE", keys.lock(), "1");
+        Grant ending = await(server.acquire(keys, LockMode.READ, "t2", 30_000, 0, "w"));
+        assertThat(ending.granted() || ending.blockedForMillis() <= 1).as("%s", ending).isTrue();
+        assertThat(Duration.ofMillis(ending.blockedForMillis())).isLessThan(Duration.ofSeconds(1));
+    }
+}

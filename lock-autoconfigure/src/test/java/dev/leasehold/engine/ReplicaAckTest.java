@@ -1,0 +1,148 @@
+package dev.leasehold.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import dev.leasehold.LockAcquisitionException;
+import dev.leasehold.LockHandle;
+import dev.leasehold.engine.redis.LettuceLockServer;
+import dev.leasehold.test.redis.TestRedisServer;
+import dev.leasehold.test.redis.TestRedisServers;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** {@code leasehold.replica-ack.*}: grants and renewals count only once a replica has them. */
+@Timeout(120)
+class ReplicaAckTest {
+
+    private static TestRedisServer primary;
+
+    private static TestRedisServer replica;
+
+    private EngineFixture fixture;
+
+    @BeforeAll
+    static void startPrimaryAndReplica() {
+        primary = TestRedisServers.start();
+        Assumptions.assumeTrue(primary.controllable(), "needs servers this test may start and pause");
+        replica = TestRedisServers.start(List.of("--replicaof", primary.host(), String.valueOf(primary.port())));
+        Await.until(Duration.ofSeconds(20), "the replica is in sync",
+                () -> replica.command("INFO", "replication").contains("master_link_status:up"));
+    }
+
+    @AfterAll
+    static void stopServers() {
+        if (replica != null) {
+            replica.close();
+        }
+        primary.close();
+    }
+
+    @BeforeEach
+    void setUp() {
+        fixture = new EngineFixture(primary);
+    }
+
+    @AfterEach
+    void tearDown() {
+        replica.resume();
+        fixture.close();
+    }
+
+    private DefaultLockEngine engine(int replicas, LockEngineSettings settings) {
+        LettuceLockServer server = new LettuceLockServer(fixture.connectionFactory(), "lock:", replicas,
+                Duration.ofMillis(100));
+        return fixture.engine(fixture.track(server), settings);
+    }
+
+    @Test
+    void aGrantIsOnTheReplicaBeforeTheHandleIsReturned() {
+        DefaultLockEngine engine = engine(1, EngineFixture.fastSettings());
+        for (int i = 0; i < 20; i++) {
+            try (LockHandle handle = engine.lock("acked-" + i, Duration.ZERO)) {
+                // no waiting here: WAIT already confirmed it
+                assertThat(replica.command("EXISTS", "lock:{acked-" + i + "}")).isEqualTo("1");
+            }
+        }
+    }
+
+    @Test
+    void withoutTheReplicaNothingIsGrantedAndNothingIsLeftHeld() {
+        DefaultLockEngine engine = engine(1, EngineFixture.fastSettings());
+        engine.lock("warm", Duration.ofSeconds(10)).close(); // connected, in sync
+        replica.pause();
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> engine.tryLock("unacked", Duration.ofMillis(500), null))
+            .isInstanceOf(LockAcquisitionException.class)
+            .hasMessageContaining("leasehold.replica-ack.replicas")
+            .hasMessageContaining("acknowledged by 0 of the 1 replicas");
+        long tookMillis = (System.nanoTime() - started) / 1_000_000;
+        assertThat(tookMillis).as("its wait plus the acknowledgement timeout, with slack").isLessThan(500 + 100 + 2000);
+        assertThat(primary.command("EXISTS", "lock:{unacked}")).as("taken back").isEqualTo("0");
+        replica.resume();
+        assertThat(engine.tryLock("unacked", Duration.ofSeconds(5), null)).isPresent().get().satisfies(LockHandle::close);
+    }
+
+    @Test
+    void askingForMoreReplicasThanThereAreSaysHowManyAcknowledged() {
+        DefaultLockEngine engine = engine(2, EngineFixture.fastSettings());
+        assertThatThrownBy(() -> engine.lock("two", Duration.ZERO))
+            .hasMessageContaining("acknowledged by 1 of the 2 replicas");
+        assertThat(primary.command("EXISTS", "lock:{two}")).isEqualTo("0");
+    }
+
+    @Test
+    void aRenewalTheReplicaDoesNotConfirmLosesTheLockWhenTheLeaseEnds() {
+        DefaultLockEngine engine = engine(1, EngineFixture.fastSettings().withLeaseTime(Duration.ofMillis(1500)));
+        LockHandle handle = engine.lock("renewed", Duration.ZERO);
+        replica.pause();
+        Await.until(Duration.ofSeconds(10), "the loss is reported", () -> !fixture.lost.isEmpty());
+        assertThat(handle.isHeld()).isFalse();
+        replica.resume();
+        handle.close();
+    }
+
+    /** Prints what acknowledgement costs per lock and unlock here: medians over alternating rounds, after warm-up. */
+    @Test
+    void addedLatencyIsAboutOneReplicationRoundTrip() {
+        DefaultLockEngine plain = engine(0, EngineFixture.fastSettings());
+        DefaultLockEngine acked = engine(1, EngineFixture.fastSettings());
+        medianCycleMicros(plain);
+        medianCycleMicros(acked);
+        List<Long> plainRounds = new ArrayList<>();
+        List<Long> ackedRounds = new ArrayList<>();
+        for (int round = 0; round < 5; round++) {
+            plainRounds.add(medianCycleMicros(plain));
+            ackedRounds.add(medianCycleMicros(acked));
+        }
+        plainRounds.sort(null);
+        ackedRounds.sort(null);
+        long plainMicros = plainRounds.get(2);
+        long ackedMicros = ackedRounds.get(2);
+        System.out.printf("replica-ack: lock+unlock median %d us without, %d us with replicas=1 (%+d us)%n",
+                plainMicros, ackedMicros, ackedMicros - plainMicros);
+        assertThat(ackedMicros).isLessThan(plainMicros + 50_000);
+    }
+
+    private static long medianCycleMicros(DefaultLockEngine engine) {
+        List<Long> cycles = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            long started = System.nanoTime();
+            Optional<LockHandle> handle = engine.tryLock("cost", Duration.ZERO, null);
+            handle.orElseThrow().close();
+            cycles.add((System.nanoTime() - started) / 1000);
+        }
+        cycles.sort(null);
+        return cycles.get(cycles.size() / 2);
+    }
+}
