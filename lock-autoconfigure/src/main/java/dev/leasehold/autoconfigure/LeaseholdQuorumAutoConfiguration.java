@@ -72,6 +72,14 @@ public class LeaseholdQuorumAutoConfiguration {
                                 + "; expected redis://[[user]:password@]host:port[/db] or rediss://...");
             }
         }
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (int i = 0; i < uris.size(); i++) {
+            if (!seen.add(QuorumNodes.name(uris.get(i)))) {
+                throw new InvalidConfigurationPropertyValueException(NODES + "[" + i + "]",
+                        QuorumNodes.redact(urls.get(i)), QuorumNodes.name(uris.get(i))
+                                + " is listed twice; the nodes of a quorum must be independent servers");
+            }
+        }
         List<QuorumNode> nodes = new ArrayList<>();
         // one set of event loops and timers for all nodes, not one per node
         ClientResources resources = DefaultClientResources.create();

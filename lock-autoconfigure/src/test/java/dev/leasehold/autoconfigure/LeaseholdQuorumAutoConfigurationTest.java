@@ -80,9 +80,9 @@ class LeaseholdQuorumAutoConfigurationTest {
                 assertThat(context.getBean(LockServer.class)).isInstanceOf(QuorumLockServer.class);
                 LockService locks = context.getBean(LockService.class);
                 try (LockHandle handle = locks.lock("order:7", Duration.ofSeconds(2))) {
-                    for (TestRedisServer node : nodes) {
-                        assertThat(node.command("EXISTS", "lock:{order:7}")).isEqualTo("1");
-                    }
+                    // granted by a majority; the last node's grant may land just after
+                    dev.leasehold.engine.Await.until(Duration.ofSeconds(2), "every node holds the key",
+                            () -> nodes.stream().allMatch(node -> "1".equals(node.command("EXISTS", "lock:{order:7}"))));
                     assertThat(redis.server().command("EXISTS", "lock:{order:7}")).isEqualTo("0");
                     LeaseholdEndpoint.LocksDescriptor described = context.getBean(LeaseholdEndpoint.class).locks();
                     assertThat(described.quorum().majority()).isEqualTo(2);
@@ -126,6 +126,15 @@ class LeaseholdQuorumAutoConfigurationTest {
                             assertThat(ex.getMessage()).doesNotContain("secret");
                         });
             });
+    }
+
+    @Test
+    void theSameServerListedTwiceFailsTheStartup() {
+        runner().withPropertyValues("leasehold.quorum.nodes=" + nodes.get(0).url() + "," + nodes.get(1).url() + ","
+                + nodes.get(0).url())
+            .run(context -> assertThat(rootCause(context.getStartupFailure())).isInstanceOfSatisfying(
+                    InvalidConfigurationPropertyValueException.class,
+                    ex -> assertThat(ex.getName()).isEqualTo("leasehold.quorum.nodes[2]")));
     }
 
     @Test
