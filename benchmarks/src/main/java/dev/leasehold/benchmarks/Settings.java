@@ -24,7 +24,8 @@ record Settings(int trials, Duration warmup, Duration uncontendedWindow, Duratio
 
     /** Every contender in every scenario for a few hundred ms: enough to catch rot, not to measure. */
     static Settings smoke() {
-        return new Settings(1, Duration.ZERO, Duration.ofMillis(100), Duration.ofMillis(200), Duration.ZERO, 0, false,
+        // windows long enough that every thread finishes a cycle even on a loaded 2-core machine
+        return new Settings(1, Duration.ZERO, Duration.ofMillis(400), Duration.ofMillis(400), Duration.ZERO, 0, false,
                 Contenders.IDS, EnumSet.allOf(Scenario.class), null);
     }
 

@@ -396,4 +396,27 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     public boolean isClosed() {
         return shutdown.isDone();
     }
+
+    /**
+     * What Redis says about one logical key now, read-only (for the actuator endpoint): held or not, mode,
+     * readers, lease left and the fencing counter; never an owner token.
+     */
+    public KeyState inspect(String key) {
+        LockKeys keys = LockKeys.of(settings.keyPrefix(), validKey(key));
+        try {
+            return server.inspect(keys).get(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while reading '" + key + "' from Redis", ex);
+        }
+        catch (java.util.concurrent.TimeoutException ex) {
+            throw new IllegalStateException("Redis did not answer within leasehold.redis-timeout ("
+                    + settings.redisTimeout() + ") about '" + key + "'", ex);
+        }
+        catch (Exception ex) {
+            throw new IllegalStateException("Could not read '" + key + "' from Redis: " + QueueHeadAcquirer.describe(ex),
+                    unwrap(ex));
+        }
+    }
 }

@@ -73,6 +73,12 @@ public interface LockServer extends AutoCloseable {
         return leaseMillis;
     }
 
+    /**
+     * What the server holds for the key now (holder's mode, readers, lease left, fencing counter), read
+     * without changing anything; it never returns an owner token.
+     */
+    CompletableFuture<KeyState> inspect(LockKeys keys);
+
     @Override
     void close();
 }

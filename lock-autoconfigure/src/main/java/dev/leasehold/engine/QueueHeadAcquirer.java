@@ -71,7 +71,7 @@ final class QueueHeadAcquirer {
                 if (registration != null && !registration.subscribed()) {
                     // no release message can come: subscribe again rather than sleep out the holder's lease
                     registration.close();
-                    registration = signals.register(keys.channel());
+                    registration = signals.register(keys.channel(), deadline);
                 }
                 ReleaseSignals.Pending pendingBeforeTry = registration == null ? signals.pending(keys.channel()) : null;
                 CompletableFuture<Void> release = registration != null ? registration.nextRelease()
@@ -126,7 +126,7 @@ final class QueueHeadAcquirer {
                     continue;
                 }
                 if (registration == null) {
-                    registration = signals.register(keys.channel());
+                    registration = signals.register(keys.channel(), deadline);
                     if (!registration.covers(pendingBeforeTry)) {
                         // newly subscribed: a release between the try and the subscription was not seen, so try again
                         continue;

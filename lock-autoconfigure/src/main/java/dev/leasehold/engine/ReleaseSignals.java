@@ -46,8 +46,11 @@ final class ReleaseSignals {
         server.onSubscriptionLost(this::subscriptionLost);
     }
 
-    /** Registers a waiter on a channel, subscribing if it is the first; waits at most the Redis timeout for that. */
-    Registration register(String channelName) {
+    /**
+     * Registers a waiter on a channel, subscribing if it is the first; waits for the server's confirmation at
+     * most the Redis timeout, and never past {@code deadlineNanos}.
+     */
+    Registration register(String channelName, long deadlineNanos) {
         Channel channel = channels.compute(channelName, (name, existing) -> {
             Channel current = existing != null ? existing : new Channel(name, server.subscribe(name));
             if (current.subscribed.isCompletedExceptionally()) {
@@ -58,7 +61,9 @@ final class ReleaseSignals {
             return current;
         });
         try {
-            channel.subscribed.get(redisTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            // never past the waiter's own deadline: an unconfirmed subscription only means looking again sooner
+            long waitNanos = Math.min(redisTimeout.toNanos(), Math.max(0, deadlineNanos - System.nanoTime()));
+            channel.subscribed.get(waitNanos, TimeUnit.NANOSECONDS);
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();

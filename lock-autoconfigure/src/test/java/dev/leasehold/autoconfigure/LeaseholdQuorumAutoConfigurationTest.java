@@ -85,6 +85,10 @@ class LeaseholdQuorumAutoConfigurationTest {
                             () -> nodes.stream().allMatch(node -> "1".equals(node.command("EXISTS", "lock:{order:7}"))));
                     assertThat(redis.server().command("EXISTS", "lock:{order:7}")).isEqualTo("0");
                     LeaseholdEndpoint.LocksDescriptor described = context.getBean(LeaseholdEndpoint.class).locks();
+                    dev.leasehold.engine.KeyState state = context.getBean(LeaseholdEndpoint.class)
+                        .key(new String[] { "order:7" });
+                    assertThat(state.held()).isTrue();
+                    assertThat(state.fencingCounter()).isEqualTo(handle.fencingToken());
                     assertThat(described.quorum().majority()).isEqualTo(2);
                     assertThat(described.quorum().nodes()).hasSize(3)
                         .allSatisfy(node -> assertThat(node.answering() && node.counted()).isTrue());

@@ -89,6 +89,25 @@ class ObservabilityTest {
     }
 
     @Test
+    void theEndpointShowsOneKeyAsRedisSeesItWithoutTheOwnerToken() {
+        runner().withConfiguration(AutoConfigurations.of(
+                org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration.class))
+            .withPropertyValues("spring.jmx.enabled=true", "management.endpoints.jmx.exposure.include=leasehold")
+            .run(context -> {
+                LeaseholdEndpoint endpoint = context.getBean(LeaseholdEndpoint.class);
+                try (LockHandle handle = context.getBean(LockService.class).lock("show/7:a", Duration.ZERO)) {
+                    var state = endpoint.key(new String[] { "show", "7:a" });
+                    assertThat(state.key()).isEqualTo("show/7:a");
+                    assertThat(state.held()).isTrue();
+                    assertThat(state.mode()).isEqualTo(dev.leasehold.LockMode.EXCLUSIVE);
+                    assertThat(state.fencingCounter()).isEqualTo(handle.fencingToken());
+                    assertThat(state.leaseLeftMillis()).isBetween(1L, 30_000L);
+                }
+                assertThat(endpoint.key(new String[] { "show/7:a" }).held()).isFalse();
+            });
+    }
+
+    @Test
     void theEndpointIsAbsentUnlessExposed() {
         runner().withConfiguration(AutoConfigurations.of(
                 org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration.class))

@@ -80,6 +80,11 @@ final class FaultyLockServer implements LockServer {
     }
 
     @Override
+    public CompletableFuture<KeyState> inspect(LockKeys keys) {
+        return real.inspect(keys);
+    }
+
+    @Override
     public void onRelease(Consumer<String> channelListener) {
         real.onRelease(channelListener);
     }

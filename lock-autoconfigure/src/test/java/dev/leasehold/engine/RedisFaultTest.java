@@ -88,7 +88,7 @@ class RedisFaultTest {
     void anAcquireWhoseReplyWasLostIsCleanedUpAndBlocksNoOne() {
         DefaultLockEngine engine = fixture.engine(settings(Duration.ofSeconds(30)));
         DefaultLockEngine other = fixture.engine(settings(Duration.ofSeconds(30)));
-        engine.lock("warm", Duration.ZERO).close(); // scripts loaded, connection up
+        engine.lock("warm", Duration.ofSeconds(10)).close(); // scripts loaded, connection up
 
         redis.server().pause(); // the acquire is sent but no reply comes in time
         try {

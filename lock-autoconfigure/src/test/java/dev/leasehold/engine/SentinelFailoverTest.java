@@ -17,6 +17,7 @@ import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The engine through Sentinel while the primary dies. Replication is asynchronous: a lock written just
@@ -47,12 +48,16 @@ class SentinelFailoverTest {
     }
 
     private DefaultLockEngine engine() {
+        return engine(0);
+    }
+
+    private DefaultLockEngine engine(int ackReplicas) {
         RedisSentinelConfiguration sentinel = new RedisSentinelConfiguration().master(TestRedisSentinel.MASTER_NAME)
             .sentinel(redis.sentinel().host(), redis.sentinel().port());
         LettuceConnectionFactory factory = new LettuceConnectionFactory(sentinel);
         factory.afterPropertiesSet();
         factory.start();
-        LettuceLockServer server = new LettuceLockServer(factory, "lock:");
+        LettuceLockServer server = new LettuceLockServer(factory, "lock:", ackReplicas, Duration.ofMillis(100));
         // long enough for the watchdog to bridge the failover (detection after 1 s, promotion, reconnect)
         LockEngineSettings settings = EngineFixture.fastSettings().withLeaseTime(Duration.ofSeconds(10));
         DefaultLockEngine engine = new DefaultLockEngine(server, settings, new LockObserver() {
@@ -101,6 +106,27 @@ class SentinelFailoverTest {
         taken.close();
         replicated.close();
         assertThat(second.isLocked("replicated")).isFalse();
+    }
+
+    @Test
+    void withReplicaAcknowledgementALockTheReplicaCannotGetIsNeverGranted() {
+        DefaultLockEngine first = engine(1);
+        first.lock("warm", Duration.ofSeconds(10)).close(); // its connections are open before the partition
+
+        redis.cutReplication();
+        // the same moment as above: without acknowledgement this grant was lost in the failover
+        assertThatThrownBy(() -> first.tryLock("unreplicated", Duration.ofMillis(500), null))
+            .isInstanceOf(LockAcquisitionException.class)
+            .hasMessageContaining("acknowledged by 0 of the 1 replicas");
+        // the partitioned primary now wants the password cutReplication() set
+        assertThat(redis.primary().commands(List.of(new String[] { "AUTH", "partitioned" },
+                new String[] { "EXISTS", "lock:{unreplicated}" })).get(1)).as("taken back").isEqualTo("0");
+        redis.primary().stop();
+
+        DefaultLockEngine second = engine(0);
+        LockHandle taken = lockEventually(second, "unreplicated", Duration.ofSeconds(30));
+        assertThat(lost).as("nobody held it, so nobody lost it").isEmpty();
+        taken.close();
     }
 
     private static LockHandle lockEventually(DefaultLockEngine engine, String key, Duration timeout) {

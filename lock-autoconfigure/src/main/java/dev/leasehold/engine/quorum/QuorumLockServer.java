@@ -13,6 +13,7 @@ import java.util.function.Predicate;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.Grant;
+import dev.leasehold.engine.KeyState;
 import dev.leasehold.engine.LockKeys;
 import dev.leasehold.engine.LockServer;
 import dev.leasehold.engine.quorum.Round.Reply;
@@ -303,6 +304,25 @@ public class QuorumLockServer implements LockServer {
                 }
                 return CompletableFuture.failedFuture(new QuorumUnavailableException("Could not " + what
                         + " on " + majority + " of " + nodes.size() + " Redis servers: " + describe(replies)));
+            });
+    }
+
+    /**
+     * The key as a majority sees it: held when a majority holds it, with the lease that a majority still
+     * has, and the highest fencing counter of any node (the next grant is higher).
+     */
+    @Override
+    public CompletableFuture<KeyState> inspect(LockKeys keys) {
+        return Round.send(nodes, node -> node.server().inspect(keys), stepTimeoutNanos, replies -> false)
+            .outcome()
+            .thenCompose(replies -> {
+                List<KeyState> states = replies.stream().filter(Reply::ok).map(Reply::value).toList();
+                if (states.size() < majority) {
+                    return CompletableFuture.failedFuture(new QuorumUnavailableException("Only " + states.size()
+                            + " of " + nodes.size() + " Redis servers answered about '" + keys.logicalKey() + "': "
+                            + describe(replies)));
+                }
+                return CompletableFuture.completedFuture(MajorityView.of(keys.logicalKey(), states, majority));
             });
     }
 

@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.Grant;
+import dev.leasehold.engine.KeyState;
 import dev.leasehold.engine.LockKeys;
 import dev.leasehold.engine.LockServer;
 import dev.leasehold.engine.LockServerException;
@@ -191,6 +192,13 @@ public class LettuceLockServer implements LockServer {
     }
 
     @Override
+    public CompletableFuture<KeyState> inspect(LockKeys keys) {
+        CompletableFuture<List<Object>> reply = eval(LockScript.INSPECT, ScriptOutputType.MULTI,
+                keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence()));
+        return reply.thenApply(result -> toKeyState(keys.logicalKey(), result));
+    }
+
+    @Override
     public void onRelease(Consumer<String> channelListener) {
         subscriptions.onRelease(channelListener);
     }
@@ -294,6 +302,22 @@ public class LettuceLockServer implements LockServer {
         long status = (Long) reply.get(0);
         long value = (Long) reply.get(1);
         return status == 1L ? Grant.granted(value) : Grant.refused(value);
+    }
+
+    private static KeyState toKeyState(String key, List<Object> reply) {
+        long lockTtl = (Long) reply.get(0);
+        long readers = (Long) reply.get(1);
+        long readerLeft = (Long) reply.get(2);
+        boolean writerWaiting = (Long) reply.get(3) > 0;
+        Object fence = reply.size() > 4 ? reply.get(4) : null;
+        long counter = fence instanceof byte[] text ? Long.parseLong(new String(text, StandardCharsets.US_ASCII)) : 0;
+        if (lockTtl != -2) {
+            return new KeyState(key, true, LockMode.EXCLUSIVE, 0, Math.max(0, lockTtl), writerWaiting, counter);
+        }
+        if (readers > 0) {
+            return new KeyState(key, true, LockMode.READ, readers, readerLeft, writerWaiting, counter);
+        }
+        return new KeyState(key, false, null, 0, 0, writerWaiting, counter);
     }
 
     private static byte[][] keys(String... keys) {

@@ -30,4 +30,6 @@ record LockScript(String name, String sha1, byte[] body) {
     static final LockScript RAISE_FENCE = load("raise_fence");
 
     static final LockScript WITHDRAW_WRITER = load("withdraw_writer");
+
+    static final LockScript INSPECT = load("inspect");
 }

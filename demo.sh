@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Leasehold demo: two instances of the ticket-office sample book seats concurrently through one Redis.
+#
+#   ./demo.sh              with @DistributedLock: oversold must be 0
+#   ./demo.sh --no-lock    the same load without the lock: see what it prevents
+#
+# Options: --attempts N (2000)  --seats N (500)  --threads N (32)  --keep (leave the nodes up until Enter/Ctrl-C)
+# Redis: the server named by SPRING_DATA_REDIS_HOST/SPRING_DATA_REDIS_PORT (or --spring.data.redis.host=...,
+# --spring.data.redis.port=...; default 127.0.0.1:6379) if it answers; else a redis-server from the PATH on a
+# free port; else the binary packaged in the embedded-redis artifact. Needs only Java 17+ (the Maven wrapper
+# fetches Maven). Database: a fresh H2 file database, or SPRING_DATASOURCE_URL/_USERNAME/_PASSWORD (PostgreSQL).
+# Stops everything it started on exit and on Ctrl-C.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")" && pwd)"
+cd "$ROOT"
+
+LOCK_ARG=""
+KEEP=no
+ATTEMPTS=2000
+SEATS=500
+THREADS=32
+REDIS_HOST="${SPRING_DATA_REDIS_HOST:-127.0.0.1}"
+REDIS_PORT="${SPRING_DATA_REDIS_PORT:-6379}"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --no-lock) LOCK_ARG="--no-lock" ;;
+        --keep) KEEP=yes ;;
+        --attempts) ATTEMPTS="$2"; shift ;;
+        --seats) SEATS="$2"; shift ;;
+        --threads) THREADS="$2"; shift ;;
+        --spring.data.redis.host=*) REDIS_HOST="${1#*=}" ;;
+        --spring.data.redis.port=*) REDIS_PORT="${1#*=}" ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+        *) echo "Unknown option $1 (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/leasehold-demo.XXXXXX")"
+PIDS=()
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    if [ ${#PIDS[@]} -gt 0 ]; then
+        say "Stopping what the demo started (pids ${PIDS[*]})"
+        for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+        for pid in "${PIDS[@]}"; do
+            for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+            kill -9 "$pid" 2>/dev/null || true
+        done
+    fi
+    rm -rf "$WORK"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'echo; exit 130' INT
+trap 'exit 143' TERM
+
+# --- Java ---------------------------------------------------------------------------------------------
+if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then JAVA="$JAVA_HOME/bin/java"; else JAVA="$(command -v java || true)"; fi
+if [ -z "$JAVA" ]; then echo "The demo needs Java 17 or newer (java on the PATH, or JAVA_HOME)." >&2; exit 1; fi
+
+# --- build what the demo needs -------------------------------------------------------------------------
+JAR="$ROOT/samples/ticket-office/target/ticket-office.jar"
+if [ ! -f "$JAR" ] || [ -n "$(find "$ROOT/pom.xml" "$ROOT/lock-autoconfigure/src" "$ROOT/lock-autoconfigure/pom.xml" \
+        "$ROOT/lock-starter/pom.xml" "$ROOT/samples/ticket-office/src" "$ROOT/samples/ticket-office/pom.xml" \
+        -newer "$JAR" -type f 2>/dev/null | head -1)" ]; then
+    say "Building the ticket-office sample (./mvnw -pl samples/ticket-office -am package -DskipTests)"
+    ./mvnw -B -q -pl samples/ticket-office -am package -DskipTests
+fi
+
+# --- Redis ---------------------------------------------------------------------------------------------
+redis_answers() { # host port: true when a Redis server replies PONG (or asks for a password that we have)
+    local reply
+    reply="$(timeout 3 bash -c '
+        exec 3<>"/dev/tcp/$1/$2" || exit 1
+        if [ -n "${SPRING_DATA_REDIS_PASSWORD:-}" ]; then
+            printf "AUTH %s\r\n" "$SPRING_DATA_REDIS_PASSWORD" >&3; read -r -t 2 _ <&3
+        fi
+        printf "PING\r\n" >&3; read -r -t 2 line <&3; printf "%s" "$line"' _ "$1" "$2" 2>/dev/null || true)"
+    [[ "$reply" == +PONG* ]]
+}
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() {
+    local port
+    for _ in $(seq 1 100); do
+        port=$((10000 + RANDOM % 22000))   # below the kernel's ephemeral range (32768+), where clients' ports come from
+        if port_free "$port"; then echo "$port"; return 0; fi
+    done
+    echo "No free port found" >&2; return 1
+}
+start_redis() { # binary: starts it on a free loopback port, without persistence
+    REDIS_HOST=127.0.0.1
+    REDIS_PORT="$(free_port)"
+    mkdir -p "$WORK/redis"
+    "$1" --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$WORK/redis" \
+        --protected-mode no > "$WORK/redis.log" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 1 100); do redis_answers 127.0.0.1 "$REDIS_PORT" && return 0; sleep 0.1; done
+    echo "Redis did not start:" >&2; tail -20 "$WORK/redis.log" >&2; exit 1
+}
+
+if redis_answers "$REDIS_HOST" "$REDIS_PORT"; then
+    REDIS_SOURCE="the configured spring.data.redis server at $REDIS_HOST:$REDIS_PORT (it answered PING)"
+elif command -v redis-server > /dev/null; then
+    start_redis "$(command -v redis-server)"
+    REDIS_SOURCE="redis-server from the PATH ($(command -v redis-server)), started on 127.0.0.1:$REDIS_PORT (nothing answered at the configured server)"
+else
+    VERSION="$(sed -n 's:.*<embedded-redis.version>\(.*\)</embedded-redis.version>.*:\1:p' pom.xml | head -1)"
+    case "$(uname -s)-$(uname -m)" in
+        Linux-x86_64|Linux-amd64) BINARY="redis-server-6.2.6-v5-linux-amd64" ;;
+        Linux-aarch64|Linux-arm64) BINARY="redis-server-6.2.7-linux-arm64" ;;
+        Linux-i?86) BINARY="redis-server-6.2.7-linux-386" ;;
+        Darwin-x86_64) BINARY="redis-server-6.2.6-v5-darwin-amd64" ;;
+        Darwin-arm64) BINARY="redis-server-6.2.6-v5-darwin-arm64" ;;
+        *) echo "No Redis answers, no redis-server on the PATH, and embedded-redis has no binary for $(uname -sm)." >&2; exit 1 ;;
+    esac
+    say "No Redis answers at $REDIS_HOST:$REDIS_PORT and no redis-server on the PATH: using embedded-redis $VERSION"
+    ./mvnw -B -q dependency:copy -Dartifact="com.github.codemonstur:embedded-redis:$VERSION" -DoutputDirectory="$WORK" -Dmdep.useBaseVersion=true
+    if command -v unzip > /dev/null; then
+        unzip -q -o "$WORK/embedded-redis-$VERSION.jar" "$BINARY" -d "$WORK"
+    else
+        JAR_TOOL="$(dirname "$(readlink -f "$JAVA")")/jar"   # the JDK's jar tool, next to java
+        [ -x "$JAR_TOOL" ] || JAR_TOOL="$(command -v jar || true)"
+        if [ -z "$JAR_TOOL" ]; then echo "Need unzip or the JDK's jar tool to unpack embedded-redis." >&2; exit 1; fi
+        (cd "$WORK" && "$JAR_TOOL" xf "embedded-redis-$VERSION.jar" "$BINARY")
+    fi
+    chmod +x "$WORK/$BINARY"
+    start_redis "$WORK/$BINARY"
+    REDIS_SOURCE="the redis-server binary packaged in com.github.codemonstur:embedded-redis:$VERSION ($BINARY), started on 127.0.0.1:$REDIS_PORT"
+fi
+say "Redis: $REDIS_SOURCE"
+
+# --- two nodes -----------------------------------------------------------------------------------------
+KEY_PREFIX="leasehold-demo:$(date +%s)-$$:"   # this run's lock keys, apart from any other run's
+mkdir -p "$WORK/data"
+NODES=()
+start_node() { # name: starts a node on a free port; tries another port if that one was taken meanwhile
+    for _ in 1 2 3; do
+        try_node "$1" && return 0
+        grep -q "already in use" "$WORK/$1.log" || break
+        echo "    (port taken meanwhile; another one)"
+    done
+    echo "$1 did not start:" >&2; tail -30 "$WORK/$1.log" >&2; exit 1
+}
+try_node() {
+    local port pid
+    port="$(free_port)"
+    SPRING_DATA_REDIS_HOST="$REDIS_HOST" SPRING_DATA_REDIS_PORT="$REDIS_PORT" \
+        "$JAVA" -Xmx384m -XX:TieredStopAtLevel=1 -jar "$JAR" --server.port="$port" --server.address=127.0.0.1 \
+        --ticket-office.node="$1" --ticket-office.data-dir="$WORK/data" --leasehold.key-prefix="$KEY_PREFIX" \
+        --logging.level.root=WARN --spring.main.banner-mode=off > "$WORK/$1.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    printf '    %s on http://127.0.0.1:%s ' "$1" "$port"
+    for _ in $(seq 1 600); do
+        if ! kill -0 "$pid" 2>/dev/null; then echo "stopped"; return 1; fi
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null \
+                && timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"; printf "GET /actuator/health HTTP/1.0\r\n\r\n" >&3; grep -q "\"UP\"" <&3' "$port" 2>/dev/null; then
+            echo "up"; NODES+=("http://127.0.0.1:$port"); return 0
+        fi
+        printf '.'; sleep 0.5
+    done
+    echo "not up after 5 minutes"; return 1
+}
+if [ -n "${SPRING_DATASOURCE_URL:-}" ]; then DATABASE="$SPRING_DATASOURCE_URL"; else DATABASE="an H2 file database in $WORK/data"; fi
+say "Starting two instances of the sample (two JVMs; one Redis; one database: $DATABASE)"
+start_node node-a
+start_node node-b
+say "Live page while it runs: ${NODES[0]}/  and  ${NODES[1]}/"
+
+# --- the load ------------------------------------------------------------------------------------------
+# in the background, so that a signal to this script stops it at once (the trap stops it with the nodes)
+"$JAVA" -cp "$JAR" -Dloader.main=dev.leasehold.samples.ticketoffice.demo.LoadDriver \
+    org.springframework.boot.loader.launch.PropertiesLauncher \
+    --nodes "$(IFS=,; echo "${NODES[*]}")" --attempts "$ATTEMPTS" --seats "$SEATS" --threads "$THREADS" $LOCK_ARG &
+PIDS+=($!)
+STATUS=0
+wait $! || STATUS=$?
+echo "  redis             $REDIS_SOURCE"
+if [ "$KEEP" = yes ]; then
+    say "The nodes stay up (live page ${NODES[0]}/): press Enter or Ctrl-C to stop them"
+    read -r _ || true
+else
+    echo "  (the nodes stop now; ./demo.sh --keep leaves them up for the live page)"
+fi
+exit "$STATUS"

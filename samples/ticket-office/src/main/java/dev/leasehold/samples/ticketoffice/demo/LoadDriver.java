@@ -1,0 +1,283 @@
+package dev.leasehold.samples.ticketoffice.demo;
+
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The demo's load: creates a show on the first node, sends booking attempts from many client threads to
+ * every node in turn, shows progress, then prints what the nodes and the database say. Only the sample's
+ * public HTTP API and Actuator are used.
+ * <pre>
+ * LoadDriver --nodes http://127.0.0.1:8081,http://127.0.0.1:8082 [--attempts 2000] [--seats 500]
+ *            [--threads 32] [--no-lock]
+ * </pre>
+ * Exits with 1 when a locked run oversold (that would be a bug), 2 on bad arguments or unreachable nodes.
+ */
+public final class LoadDriver {
+
+    private final List<String> nodes;
+
+    private final int attempts;
+
+    private final int seats;
+
+    private final int threads;
+
+    private final boolean locked;
+
+    private final PrintStream out;
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final JsonMapper json = JsonMapper.builder().build();
+
+    private final AtomicInteger sent = new AtomicInteger();
+
+    private final AtomicInteger booked = new AtomicInteger();
+
+    private final AtomicInteger soldOut = new AtomicInteger();
+
+    private final AtomicInteger busy = new AtomicInteger();
+
+    private final AtomicInteger failed = new AtomicInteger();
+
+    private volatile String lastErrorText = "";
+
+    private volatile long showId;
+
+    LoadDriver(List<String> nodes, int attempts, int seats, int threads, boolean locked, PrintStream out) {
+        this.nodes = List.copyOf(nodes);
+        this.attempts = attempts;
+        this.seats = seats;
+        this.threads = threads;
+        this.locked = locked;
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<String> nodes = new ArrayList<>();
+        int attempts = 2000;
+        int seats = 500;
+        int threads = 32;
+        boolean locked = true;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--nodes" -> nodes.addAll(List.of(args[++i].split(",")));
+                case "--attempts" -> attempts = Integer.parseInt(args[++i]);
+                case "--seats" -> seats = Integer.parseInt(args[++i]);
+                case "--threads" -> threads = Integer.parseInt(args[++i]);
+                case "--no-lock" -> locked = false;
+                default -> {
+                    System.err.println("Unknown argument " + args[i]);
+                    System.exit(2);
+                }
+            }
+        }
+        if (nodes.isEmpty()) {
+            System.err.println("Give the nodes: --nodes http://127.0.0.1:8081,http://127.0.0.1:8082");
+            System.exit(2);
+        }
+        Report report = new LoadDriver(nodes, attempts, seats, threads, locked, System.out).run();
+        System.exit(report.locked() && report.oversold() > 0 ? 1 : 0);
+    }
+
+    Report run() throws Exception {
+        long showId = createShow();
+        List<Counts> before = new ArrayList<>();
+        for (String node : nodes) {
+            before.add(counts(node));
+        }
+        out.printf(Locale.ROOT, "%d booking attempts (1 seat each) for %d seats from %d client threads, through %d nodes, %s%n",
+                attempts, seats, threads, nodes.size(), locked ? "WITH the lock" : "WITHOUT the lock (--no-lock)");
+        long startedAt = System.nanoTime();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> clients = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            clients.add(pool.submit(this::client));
+        }
+        pool.shutdown();
+        boolean tty = System.console() != null;
+        long lastPrinted = 0;
+        while (!pool.awaitTermination(200, TimeUnit.MILLISECONDS)) {
+            long now = System.nanoTime();
+            if (tty) {
+                out.print("\r  " + progress(now - startedAt));
+                out.flush();
+            }
+            else if (now - lastPrinted > TimeUnit.SECONDS.toNanos(1)) {
+                out.println("  " + progress(now - startedAt));
+                lastPrinted = now;
+            }
+        }
+        long elapsedNanos = System.nanoTime() - startedAt;
+        out.print(tty ? "\r  " + progress(elapsedNanos) + "\n" : "  " + progress(elapsedNanos) + "\n");
+        for (Future<?> client : clients) {
+            client.get();
+        }
+        return report(showId, before, elapsedNanos);
+    }
+
+    private String progress(long elapsedNanos) {
+        int done = booked.get() + soldOut.get() + busy.get() + failed.get();
+        return String.format(Locale.ROOT, "%5.1fs  attempts %4d/%d  booked %4d  sold out %4d  busy %d  errors %d",
+                elapsedNanos / 1e9, done, attempts, booked.get(), soldOut.get(), busy.get(), failed.get());
+    }
+
+    private void client() {
+        String path = locked ? "/bookings" : "/unlocked-bookings";
+        int attempt;
+        while ((attempt = sent.getAndIncrement()) < attempts) {
+            String node = nodes.get(attempt % nodes.size());
+            try {
+                HttpResponse<String> response = post(node + "/api/shows/" + showId + path,
+                        "{\"seats\":1,\"customer\":\"client-" + attempt + "\"}");
+                switch (response.statusCode()) {
+                    case 201 -> booked.incrementAndGet();
+                    case 409 -> soldOut.incrementAndGet();
+                    case 503 -> busy.incrementAndGet();
+                    default -> error("HTTP " + response.statusCode() + " " + response.body());
+                }
+            }
+            catch (Exception ex) {
+                error(ex.toString());
+            }
+        }
+    }
+
+    private void error(String text) {
+        failed.incrementAndGet();
+        lastErrorText = text.length() > 200 ? text.substring(0, 200) : text;
+    }
+
+    private long createShow() throws Exception {
+        String title = "Demo " + java.time.LocalTime.now().withNano(0);
+        HttpResponse<String> response = post(nodes.get(0) + "/api/shows",
+                "{\"title\":\"" + title + "\",\"seats\":" + seats + ",\"priceCents\":5000}");
+        if (response.statusCode() != 201) {
+            throw new IllegalStateException("Could not create the show: HTTP " + response.statusCode() + " " + response.body());
+        }
+        showId = json.readTree(response.body()).path("id").asLong();
+        return showId;
+    }
+
+    private Report report(long showId, List<Counts> before, long elapsedNanos) throws Exception {
+        JsonNode show = json.readTree(get(nodes.get(0) + "/api/shows/" + showId));
+        long sold = show.path("booked").asLong();
+        long oversold = show.path("oversold").asLong();
+        long acquisitions = 0;
+        long lost = 0;
+        List<String> waits = new ArrayList<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            String node = nodes.get(i);
+            Counts after = counts(node);
+            acquisitions += after.acquired() - before.get(i).acquired();
+            lost += after.lost() - before.get(i).lost();
+            waits.add(String.format(Locale.ROOT, "%s p50 %s, p99 %s", node,
+                    millis(percentile(node, "0.5")), millis(percentile(node, "0.99"))));
+        }
+        double seconds = elapsedNanos / 1e9;
+        Report report = new Report(locked, seats, sold, Math.max(0, seats - sold), oversold, booked.get(), soldOut.get(),
+                busy.get(), failed.get(), acquisitions, lost, seconds);
+        out.println();
+        out.println("==================== Leasehold demo report ====================");
+        out.printf(Locale.ROOT, "  mode              %s%n", locked ? "@DistributedLock(name = \"show\", key = \"#showId\")" : "NO LOCK (--no-lock)");
+        out.printf(Locale.ROOT, "  show              #%d, %d seats%n", showId, seats);
+        out.printf(Locale.ROOT, "  attempts          %d in %.1f s (%d booked, %d sold out, %d busy, %d errors)%n", attempts,
+                seconds, booked.get(), soldOut.get(), busy.get(), failed.get());
+        out.printf(Locale.ROOT, "  seats sold        %d (database: sum of bookings)%n", sold);
+        out.printf(Locale.ROOT, "  OVERSOLD          %d%s%n", oversold, locked ? (oversold == 0 ? "   (must be 0: it is)" : "   BUG: must be 0")
+                : (oversold > 0 ? "   <- what the lock prevents" : "   (no race this time; run again)"));
+        if (locked) {
+            for (String wait : waits) {
+                out.println("  lock wait         " + wait);
+            }
+        }
+        else {
+            out.println("  lock wait         none: the bookings took no lock");
+        }
+        out.printf(Locale.ROOT, "  acquisitions/s    %.0f (%d lock acquisitions over all nodes)%n", acquisitions / seconds, acquisitions);
+        out.printf(Locale.ROOT, "  lost locks        %d%n", lost);
+        if (failed.get() > 0) {
+            out.println("  last error        " + lastErrorText);
+        }
+        for (String node : nodes) {
+            out.println("  live page         " + node + "/");
+        }
+        out.println("  one key           " + nodes.get(0) + "/actuator/leasehold/show:" + showId);
+        out.println("===============================================================");
+        return report;
+    }
+
+    private Counts counts(String node) throws Exception {
+        return new Counts(metric(node, "leasehold.lock.acquire", "tag=result:acquired&tag=mode:EXCLUSIVE", "COUNT"),
+                metric(node, "leasehold.lock.lost", "", "COUNT"));
+    }
+
+    private double percentile(String node, String phi) throws Exception {
+        return metricValue(node, "leasehold.lock.acquire.percentile",
+                "tag=result:acquired&tag=mode:EXCLUSIVE&tag=phi:" + phi, "VALUE");
+    }
+
+    private long metric(String node, String name, String tags, String statistic) throws Exception {
+        return Math.round(metricValue(node, name, tags, statistic));
+    }
+
+    private double metricValue(String node, String name, String tags, String statistic) throws Exception {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(
+                URI.create(node + "/actuator/metrics/" + name + (tags.isEmpty() ? "" : "?" + tags)))
+            .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() == 404) {
+            return 0; // not recorded yet on that node
+        }
+        for (JsonNode measurement : json.readTree(response.body()).path("measurements")) {
+            if (statistic.equals(measurement.path("statistic").asString())) {
+                return measurement.path("value").asDouble();
+            }
+        }
+        return 0;
+    }
+
+    private static String millis(double seconds) {
+        return String.format(Locale.ROOT, "%.1f ms", seconds * 1000);
+    }
+
+    private HttpResponse<String> post(String url, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(url))
+            .timeout(Duration.ofSeconds(30))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private String get(String url) throws Exception {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException(url + ": HTTP " + response.statusCode() + " " + response.body());
+        }
+        return response.body();
+    }
+
+    private record Counts(long acquired, long lost) {
+    }
+
+    /** What the run did, as the database and the nodes' meters say. */
+    record Report(boolean locked, int seats, long sold, long left, long oversold, int booked, int soldOut, int busy,
+            int errors, long acquisitions, long lost, double seconds) {
+    }
+}
