@@ -6,6 +6,8 @@ import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.HeldLockInfo;
 import dev.leasehold.engine.KeyState;
 import dev.leasehold.engine.LockEngineSettings;
+import dev.leasehold.engine.quorum.QuorumLockServer;
+import dev.leasehold.engine.quorum.QuorumNodeHealth;
 
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -13,8 +15,8 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 /**
  * {@code /actuator/leasehold}: the distributed locks this instance holds now, with their fencing token,
- * how long they have been held and how much lease is left; {@code /actuator/leasehold/{key}}: one key as
- * Redis sees it.
+ * how long they have been held and how much lease is left, and in quorum mode each node's health;
+ * {@code /actuator/leasehold/{key}}: one key as Redis sees it.
  */
 @Endpoint(id = "leasehold")
 public class LeaseholdEndpoint {
@@ -23,15 +25,23 @@ public class LeaseholdEndpoint {
 
     private final LockEngineSettings settings;
 
+    private final QuorumLockServer quorum;
+
     public LeaseholdEndpoint(DefaultLockEngine engine, LockEngineSettings settings) {
+        this(engine, settings, null);
+    }
+
+    /** @param quorum the quorum mode's server, or null when locking on one Redis deployment */
+    public LeaseholdEndpoint(DefaultLockEngine engine, LockEngineSettings settings, QuorumLockServer quorum) {
         this.engine = engine;
         this.settings = settings;
+        this.quorum = quorum;
     }
 
     @ReadOperation
     public LocksDescriptor locks() {
         return new LocksDescriptor(engine.instanceId(), settings.keyPrefix(), settings.leaseTime().toMillis(),
-                engine.heldLockDetails());
+                engine.heldLockDetails(), quorum != null ? new QuorumDescriptor(quorum.majority(), quorum.nodeHealth()) : null);
     }
 
     /**
@@ -45,6 +55,11 @@ public class LeaseholdEndpoint {
     }
 
     /** What the endpoint shows. */
-    public record LocksDescriptor(String instanceId, String keyPrefix, long leaseTimeMillis, List<HeldLockInfo> held) {
+    public record LocksDescriptor(String instanceId, String keyPrefix, long leaseTimeMillis, List<HeldLockInfo> held,
+            QuorumDescriptor quorum) {
+    }
+
+    /** Quorum mode: how many nodes a lock needs, and each node's health. */
+    public record QuorumDescriptor(int majority, List<QuorumNodeHealth> nodes) {
     }
 }

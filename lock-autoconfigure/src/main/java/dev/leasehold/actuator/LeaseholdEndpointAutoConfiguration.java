@@ -3,7 +3,9 @@ package dev.leasehold.actuator;
 import dev.leasehold.autoconfigure.LeaseholdAutoConfiguration;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.LockEngineSettings;
+import dev.leasehold.engine.quorum.QuorumLockServer;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -21,7 +23,8 @@ public class LeaseholdEndpointAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    LeaseholdEndpoint leaseholdEndpoint(DefaultLockEngine engine, LockEngineSettings settings) {
-        return new LeaseholdEndpoint(engine, settings);
+    LeaseholdEndpoint leaseholdEndpoint(DefaultLockEngine engine, LockEngineSettings settings,
+            ObjectProvider<QuorumLockServer> quorum) {
+        return new LeaseholdEndpoint(engine, settings, quorum.getIfAvailable());
     }
 }

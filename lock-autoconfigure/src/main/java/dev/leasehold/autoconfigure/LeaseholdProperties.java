@@ -1,6 +1,8 @@
 package dev.leasehold.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -51,6 +53,11 @@ public class LeaseholdProperties {
      * it has committed or rolled back.
      */
     private int adviceOrder = 2147483547;
+
+    /**
+     * Quorum mode: locks on a majority of independent Redis servers (the Redlock algorithm).
+     */
+    private final Quorum quorum = new Quorum();
 
     private final ReplicaAck replicaAck = new ReplicaAck();
 
@@ -147,5 +154,42 @@ public class LeaseholdProperties {
 
     public void setSubscriptionLinger(Duration subscriptionLinger) {
         this.subscriptionLinger = subscriptionLinger;
+    }
+
+    public Quorum getQuorum() {
+        return quorum;
+    }
+
+    /** Quorum mode (Redlock over independent Redis servers). */
+    public static class Quorum {
+
+        /**
+         * URLs of independent Redis servers, redis://[[user]:password@]host:port[/db] or rediss:// for TLS.
+         * Three or more turn quorum mode on: every lock is then taken on a majority of them, and
+         * spring.data.redis holds no lock keys. One or two is a startup error.
+         */
+        private List<String> nodes = new ArrayList<>();
+
+        /**
+         * Part of the lease assumed lost to clock drift between the nodes; a lock's validity is its lease
+         * less the time the acquire took, less lease x this factor + 2 ms.
+         */
+        private double clockDriftFactor = 0.01;
+
+        public List<String> getNodes() {
+            return nodes;
+        }
+
+        public void setNodes(List<String> nodes) {
+            this.nodes = nodes;
+        }
+
+        public double getClockDriftFactor() {
+            return clockDriftFactor;
+        }
+
+        public void setClockDriftFactor(double clockDriftFactor) {
+            this.clockDriftFactor = clockDriftFactor;
+        }
     }
 }

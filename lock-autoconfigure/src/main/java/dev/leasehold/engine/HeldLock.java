@@ -28,6 +28,9 @@ final class HeldLock {
 
     final long leaseMillis;
 
+    /** How long after a confirmed acquire or renewal was sent the lease counts as held ({@link LockServer#validMillis}). */
+    final long validMillis;
+
     final long acquiredAtNanos;
 
     final LocalGates.Gate gate;
@@ -60,6 +63,11 @@ final class HeldLock {
 
     HeldLock(LockKeys keys, LockMode mode, String token, long fencingToken, Thread owner, boolean renewed,
             long leaseMillis, long sentAtNanos, LocalGates.Gate gate) {
+        this(keys, mode, token, fencingToken, owner, renewed, leaseMillis, leaseMillis, sentAtNanos, gate);
+    }
+
+    HeldLock(LockKeys keys, LockMode mode, String token, long fencingToken, Thread owner, boolean renewed,
+            long leaseMillis, long validMillis, long sentAtNanos, LocalGates.Gate gate) {
         this.keys = keys;
         this.mode = mode;
         this.token = token;
@@ -67,8 +75,9 @@ final class HeldLock {
         this.owner = owner;
         this.renewed = renewed;
         this.leaseMillis = leaseMillis;
+        this.validMillis = validMillis;
         this.acquiredAtNanos = System.nanoTime();
-        this.leaseEndsAtNanos = sentAtNanos + leaseMillis * 1_000_000L;
+        this.leaseEndsAtNanos = sentAtNanos + validMillis * 1_000_000L;
         this.gate = gate;
     }
 

@@ -65,6 +65,15 @@ public interface LockServer extends AutoCloseable {
     CompletableFuture<Void> unsubscribe(String channel);
 
     /**
+     * How long after sending a successful acquire or renewal the holder may count on the lease: the lease
+     * itself on one server; in quorum mode the lease less the allowance for clock drift between the nodes
+     * (the time the round trips took is subtracted by measuring from the send).
+     */
+    default long validMillis(long leaseMillis) {
+        return leaseMillis;
+    }
+
+    /**
      * What the server holds for the key now (holder's mode, readers, lease left, fencing counter), read
      * without changing anything; it never returns an owner token.
      */

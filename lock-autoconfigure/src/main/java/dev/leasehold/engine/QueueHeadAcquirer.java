@@ -107,7 +107,7 @@ final class QueueHeadAcquirer {
                         checkRunning(keys);
                     }
                     granted = new HeldLock(keys, mode, token, grant.fencingToken(), Thread.currentThread(), renewed,
-                            leaseMillis, sentAt, gate);
+                            leaseMillis, server.validMillis(leaseMillis), sentAt, gate);
                     return granted;
                 }
                 writerMarkMayBeSet |= writerWaitingMillis > 0;

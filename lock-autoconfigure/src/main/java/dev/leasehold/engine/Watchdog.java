@@ -125,7 +125,7 @@ final class Watchdog {
                     continue;
                 }
                 if (Boolean.TRUE.equals(renewed)) {
-                    lock.leaseEndsAtNanos = sentAt + lock.leaseMillis * 1_000_000L;
+                    lock.leaseEndsAtNanos = sentAt + lock.validMillis * 1_000_000L;
                 }
                 else if (Boolean.FALSE.equals(renewed)) {
                     renewing.remove(lock);

@@ -52,6 +52,13 @@ public class LettuceLockServer implements LockServer {
     /** Null unless grants and renewals must be acknowledged by replicas. */
     private final AcknowledgedWrites acknowledged;
 
+    /** Quorum mode: fencing tokens from a plain counter that never expires, not from the server clock. */
+    private final boolean countingFence;
+
+    private static final byte[] COUNTING_FENCE = "count".getBytes(StandardCharsets.US_ASCII);
+
+    private static final byte[] CLOCK_FENCE = "clock".getBytes(StandardCharsets.US_ASCII);
+
     /**
      * @param keyPrefix used to name the channel that keeps the shared subscription open between waits
      */
@@ -66,6 +73,20 @@ public class LettuceLockServer implements LockServer {
      */
     public LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix, int ackReplicas,
             Duration ackTimeout) {
+        this(connectionFactory, keyPrefix, ackReplicas, ackTimeout, false);
+    }
+
+    /**
+     * One node of a quorum (QuorumLockServer): fencing tokens count up from 1 on a counter that never
+     * expires, so the quorum can make a token known to a majority; no replica acknowledgement.
+     */
+    public static LettuceLockServer quorumNode(LettuceConnectionFactory connectionFactory, String keyPrefix) {
+        return new LettuceLockServer(connectionFactory, keyPrefix, 0, Duration.ofMillis(100), true);
+    }
+
+    private LettuceLockServer(LettuceConnectionFactory connectionFactory, String keyPrefix, int ackReplicas,
+            Duration ackTimeout, boolean countingFence) {
+        this.countingFence = countingFence;
         this.connectionFactory = connectionFactory;
         this.subscriptions = new ReleaseSubscriptions(connectionFactory, keyPrefix);
         this.acknowledged = ackReplicas > 0 ? new AcknowledgedWrites(connectionFactory, ackReplicas, ackTimeout) : null;
@@ -76,7 +97,8 @@ public class LettuceLockServer implements LockServer {
             long writerWaitingMillis, String waiterId) {
         LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
         byte[][] scriptKeys = keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence());
-        byte[][] args = { bytes(token), bytes(leaseMillis), bytes(writerWaitingMillis), bytes(waiterId) };
+        byte[][] args = { bytes(token), bytes(leaseMillis), bytes(writerWaitingMillis), bytes(waiterId),
+                countingFence ? COUNTING_FENCE : CLOCK_FENCE };
         if (acknowledged == null) {
             CompletableFuture<List<Object>> reply = eval(script, ScriptOutputType.MULTI, scriptKeys, args);
             return reply.thenApply(LettuceLockServer::toGrant);
@@ -318,6 +340,32 @@ public class LettuceLockServer implements LockServer {
 
     private static byte[] bytes(long value) {
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    // ---- quorum mode: steps a QuorumLockServer runs on each node ----
+
+    /** Raises the key's fencing counter to at least {@code atLeast}; answers the counter after the call. */
+    public CompletableFuture<Long> raiseFence(LockKeys keys, long atLeast) {
+        return eval(LockScript.RAISE_FENCE, ScriptOutputType.INTEGER, keys(keys.fence()), bytes(atLeast));
+    }
+
+    /** The server's {@code run_id} (from INFO server): it changes when the server restarts. */
+    public CompletableFuture<String> runId() {
+        try {
+            return commands().info("server").toCompletableFuture().thenApply(LettuceLockServer::runIdOf);
+        }
+        catch (RuntimeException ex) {
+            return CompletableFuture.failedFuture(ex);
+        }
+    }
+
+    private static String runIdOf(String info) {
+        for (String line : info.split("\\r?\\n")) {
+            if (line.startsWith("run_id:")) {
+                return line.substring("run_id:".length()).trim();
+            }
+        }
+        throw new IllegalStateException("INFO server gave no run_id");
     }
 
     @Override

@@ -27,6 +27,8 @@ record LockScript(String name, String sha1, byte[] body) {
 
     static final LockScript IS_LOCKED = load("is_locked");
 
+    static final LockScript RAISE_FENCE = load("raise_fence");
+
     static final LockScript WITHDRAW_WRITER = load("withdraw_writer");
 
     static final LockScript INSPECT = load("inspect");

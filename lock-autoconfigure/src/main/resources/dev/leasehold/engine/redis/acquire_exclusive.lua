@@ -3,6 +3,7 @@
 -- KEYS[3] writer-waiting marker        KEYS[4] fencing counter
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] writer-waiting ms (0: do not queue ahead of readers)
 -- ARGV[4] the waiting writer's id (stable over its tries, so it can take its own marker back)
+-- ARGV[5] fencing rule: 'count' for a plain counter without expiry (quorum mode), else clock-based
 -- Returns {1, fencing token} when granted, {0, ms until the blocker's lease ends} when not.
 local lease = tonumber(ARGV[2])
 if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
@@ -29,6 +30,12 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', lease) then
         holderTtl = lease
     end
     return {0, math.max(1, holderTtl)}
+end
+if ARGV[5] == 'count' then
+    -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
+    local counted = redis.call('INCR', KEYS[4])
+    redis.call('PERSIST', KEYS[4])
+    return {1, counted}
 end
 -- the token is never below the server clock in microseconds, so a lost counter (restart without
 -- persistence, failover to a replica that missed it) cannot make tokens go back

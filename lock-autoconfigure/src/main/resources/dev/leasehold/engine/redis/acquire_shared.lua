@@ -1,6 +1,6 @@
 -- Takes a shared (read) lock in one step and returns a fencing token.
 -- KEYS[1] lock   KEYS[2] readers   KEYS[3] writer-waiting marker   KEYS[4] fencing counter
--- ARGV[1] token   ARGV[2] lease ms
+-- ARGV[1] token   ARGV[2] lease ms   ARGV[5] 'count' for a plain counter without expiry (quorum mode)
 -- Returns {1, fencing token} when granted, {0, ms until the blocker's lease ends} when not.
 local holderTtl = redis.call('PTTL', KEYS[1])
 if holderTtl ~= -2 then
@@ -24,6 +24,12 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
 redis.call('ZADD', KEYS[2], nowMs + lease, ARGV[1])
 if redis.call('PTTL', KEYS[2]) < lease then
     redis.call('PEXPIRE', KEYS[2], lease)
+end
+if ARGV[5] == 'count' then
+    -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
+    local counted = redis.call('INCR', KEYS[4])
+    redis.call('PERSIST', KEYS[4])
+    return {1, counted}
 end
 -- the same fencing rule as the exclusive acquire
 local fence = tonumber(time[1]) * 1000000 + tonumber(time[2])

@@ -28,8 +28,16 @@ final class LocalRedisServer implements TestRedisServer {
 
     private Process process;
 
+    /** Environment variables added to the process (e.g. a preloaded libfaketime). */
+    private java.util.Map<String, String> environment = java.util.Map.of();
+
     LocalRedisServer(String binary, int port, List<String> extraArgs) {
         this(binary, port, extraArgs, null);
+    }
+
+    LocalRedisServer withEnvironment(java.util.Map<String, String> environment) {
+        this.environment = java.util.Map.copyOf(environment);
+        return this;
     }
 
     private LocalRedisServer(String binary, int port, List<String> extraArgs, List<String> sentinelConfig) {
@@ -100,7 +108,9 @@ final class LocalRedisServer implements TestRedisServer {
         }
         command.addAll(extraArgs);
         try {
-            process = new ProcessBuilder(command).directory(workDir.toFile())
+            ProcessBuilder builder = new ProcessBuilder(command);
+            builder.environment().putAll(environment);
+            process = builder.directory(workDir.toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(new File(workDir.toFile(), "redis.log"))
                 .start();

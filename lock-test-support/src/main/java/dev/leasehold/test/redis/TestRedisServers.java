@@ -47,6 +47,30 @@ public final class TestRedisServers {
         return server;
     }
 
+    /**
+     * A running server of this test's own, never the shared {@code LEASEHOLD_TEST_REDIS_URL} one (tests that
+     * need several independent servers); {@code environment} is added to the {@code redis-server} process.
+     * @throws IllegalStateException when an environment is given but no {@code redis-server} binary is found
+     */
+    public static TestRedisServer startOwn(List<String> extraArgs, java.util.Map<String, String> environment) {
+        String binary = findBinary();
+        TestRedisServer server;
+        if (binary != null) {
+            server = new LocalRedisServer(binary, freePort(), extraArgs).withEnvironment(environment);
+        }
+        else if (!environment.isEmpty()) {
+            throw new IllegalStateException("This test needs a redis-server binary on the PATH (or "
+                    + BINARY_VARIABLE + ") to run it with " + environment.keySet()
+                    + "; on Debian: apt-get install redis-server");
+        }
+        else {
+            server = new EmbeddedRedisServer(freePort());
+        }
+        server.start();
+        logger.info("Test Redis: {} at {}", server.kind(), server.url());
+        return server;
+    }
+
     private static TestRedisServer create(List<String> extraArgs) {
         String url = System.getenv(URL_VARIABLE);
         if (url != null && !url.isBlank()) {

@@ -1,0 +1,422 @@
+package dev.leasehold.engine.quorum;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+import dev.leasehold.LockMode;
+import dev.leasehold.engine.Grant;
+import dev.leasehold.engine.KeyState;
+import dev.leasehold.engine.LockKeys;
+import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.quorum.Round.Reply;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * The quorum mode (the Redlock algorithm): every step runs on N independent Redis servers at once, and
+ * counts when a majority of them ({@code N/2 + 1}) agrees. The engine above (queueing, re-entrancy,
+ * waiting, the watchdog, READ/WRITE) is the same as on one server.
+ * <ul>
+ * <li><b>Acquire</b> goes to every node in parallel. It is granted when a majority of the counted nodes
+ * granted it and time is left on the lease after the time the round trips took and the drift allowance
+ * ({@code lease × clockDriftFactor + 2 ms}); the holder's validity ends there ({@link #validMillis}).
+ * Otherwise it is released on every node at once, including nodes whose reply did not come. An error
+ * reply counts as "not granted"; it never fails the whole step.</li>
+ * <li><b>Renew</b> and <b>release</b> go to every node; a renewal counts when a majority confirmed it.</li>
+ * <li><b>Wake-up</b>: one subscription per node; a release published on any node wakes the waiters, who
+ * then try again (the try is the safety check).</li>
+ * </ul>
+ * <h2>Fencing tokens</h2>
+ * Each node keeps, per key, a plain counter that never expires; an acquire that a node grants increments
+ * it there and answers the new value. The token of a grant is {@code T = max} of the values of the
+ * granting majority, and <em>before the handle is returned</em> {@code T} is known to a majority: either
+ * a majority already answered exactly {@code T} (the usual case: the nodes' counters agree, no extra
+ * round trip), or the counters of the granting nodes that answered less are raised to {@code T} (one
+ * round trip) until a majority holds at least {@code T}. Any two majorities share a node, so the majority
+ * of the next grant includes a node whose counter is already {@code >= T}; that node answers
+ * {@code >= T + 1}, and the next token, a maximum, is {@code > T}. This holds whichever majority answers
+ * and whatever the nodes' clocks say, as long as nodes keep their data. Taking one node's counter, or the
+ * maximum without making it known to a majority, goes backwards: with five nodes, grants on {A,B,C},
+ * {C,D,E} and {A,B,D} count 1, 2 and 2. The counter must therefore never expire (a counter that expired
+ * on the one node two majorities share would restart from 1), and it is never derived from a node's
+ * clock (node clocks may be hours apart). The validity check comes after the raise, so a holder that
+ * paused past its lease before its token was known to a majority does not get the lock.
+ */
+public class QuorumLockServer implements LockServer {
+
+    private static final Log logger = LogFactory.getLog(QuorumLockServer.class);
+
+    private final List<QuorumNode> nodes;
+
+    private final int majority;
+
+    private final double clockDriftFactor;
+
+    private final long stepTimeoutNanos;
+
+    private final AtomicLong longestLeaseMillis;
+
+    private final ScheduledExecutorService prober;
+
+    private final List<AutoCloseable> closeAfterNodes = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /**
+     * @param nodes three or more independent servers
+     * @param redisTimeout bound of every step (each round answers a little before it)
+     * @param leaseTime the watchdog lease: the least a restarted node waits before it counts again
+     * @param clockDriftFactor part of the lease assumed lost to clock drift between the nodes
+     */
+    public QuorumLockServer(List<QuorumNode> nodes, Duration redisTimeout, Duration leaseTime, double clockDriftFactor) {
+        if (nodes.size() < 3) {
+            throw new IllegalArgumentException("A quorum needs 3 or more independent Redis servers, got " + nodes.size());
+        }
+        if (clockDriftFactor < 0 || clockDriftFactor >= 0.5) {
+            throw new IllegalArgumentException("clockDriftFactor must be at least 0 and below 0.5, was " + clockDriftFactor);
+        }
+        this.nodes = List.copyOf(nodes);
+        this.majority = nodes.size() / 2 + 1;
+        this.clockDriftFactor = clockDriftFactor;
+        long timeout = redisTimeout.toNanos();
+        // answer a little before the engine's own bound on the call, so it sees our verdict, not a timeout
+        this.stepTimeoutNanos = timeout - Math.min(TimeUnit.MILLISECONDS.toNanos(100), timeout / 5);
+        this.longestLeaseMillis = new AtomicLong(leaseTime.toMillis());
+        this.prober = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "leasehold-quorum-probe");
+            thread.setDaemon(true);
+            return thread;
+        });
+        List<CompletableFuture<Void>> first = new ArrayList<>();
+        for (QuorumNode node : this.nodes) {
+            node.configure(longestLeaseMillis::get, redisTimeout);
+            first.add(node.probe());
+        }
+        try {
+            CompletableFuture.allOf(first.toArray(CompletableFuture[]::new))
+                .get(redisTimeout.toMillis() + 100, TimeUnit.MILLISECONDS);
+        }
+        catch (Exception ex) {
+            // nodes that did not answer yet do not count until a later probe reaches them
+        }
+        long probeEvery = Math.max(50, Math.min(1000, leaseTime.toMillis() / 3));
+        prober.scheduleWithFixedDelay(() -> this.nodes.forEach(QuorumNode::probe), probeEvery, probeEvery,
+                TimeUnit.MILLISECONDS);
+        logger.info("Leasehold quorum mode on " + this.nodes.size() + " Redis servers " + names()
+                + "; a lock needs " + majority + " of them");
+    }
+
+    /** Something to close after the nodes (e.g. client resources they share); returns this. */
+    public QuorumLockServer closing(AutoCloseable resource) {
+        closeAfterNodes.add(resource);
+        return this;
+    }
+
+    public int majority() {
+        return majority;
+    }
+
+    public List<QuorumNodeHealth> nodeHealth() {
+        return nodes.stream().map(QuorumNode::health).toList();
+    }
+
+    @Override
+    public long validMillis(long leaseMillis) {
+        return Math.max(1, leaseMillis - driftMillis(leaseMillis));
+    }
+
+    private long driftMillis(long leaseMillis) {
+        return (long) (leaseMillis * clockDriftFactor) + 2;
+    }
+
+    @Override
+    public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
+            long writerWaitingMillis, String waiterId) {
+        long startedAt = System.nanoTime();
+        longestLeaseMillis.accumulateAndGet(leaseMillis, Math::max);
+        Round<Grant> round = Round.send(nodes,
+                node -> node.server().acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId),
+                stepTimeoutNanos,
+                replies -> count(replies, QuorumLockServer::grantedHere) >= majority
+                        || replies.size() - count(replies, QuorumLockServer::grantedHere) > nodes.size() - majority);
+        return round.outcome().thenCompose(replies -> {
+            replies.forEach(reply -> {
+                if (reply.ok()) {
+                    if (reply.value().granted()) {
+                        reply.node().granted();
+                    }
+                    else {
+                        reply.node().refused();
+                    }
+                }
+            });
+            List<Reply<Grant>> granted = replies.stream().filter(QuorumLockServer::grantedHere).toList();
+            if (granted.size() < majority) {
+                releaseEverywhere(keys, mode, token);
+                return notGranted(replies, granted.size());
+            }
+            long fence = granted.stream().mapToLong(reply -> reply.value().fencingToken()).max().orElseThrow();
+            raiseLateGrants(keys, round, replies, fence);
+            long known = granted.stream().filter(reply -> reply.value().fencingToken() == fence).count();
+            if (known >= majority) {
+                // the counters agree: the majority that granted already stores the token
+                return valid(keys, mode, token, leaseMillis, startedAt, fence);
+            }
+            return makeKnown(keys, granted, fence, (int) known, startedAt).thenCompose(ok -> {
+                if (!ok) {
+                    releaseEverywhere(keys, mode, token);
+                    return CompletableFuture.failedFuture(new QuorumUnavailableException("Fencing token " + fence
+                            + " of '" + keys.logicalKey() + "' could not be stored on " + majority + " of "
+                            + nodes.size() + " Redis servers in time"));
+                }
+                return valid(keys, mode, token, leaseMillis, startedAt, fence);
+            });
+        });
+    }
+
+    private static boolean grantedHere(Reply<Grant> reply) {
+        return reply.ok() && reply.counted() && reply.value().granted();
+    }
+
+    /** One round trip: raise the counters of the granting nodes that answered less than the token. */
+    private CompletableFuture<Boolean> makeKnown(LockKeys keys, List<Reply<Grant>> granted, long fence, int known,
+            long startedAt) {
+        List<QuorumNode> behind = granted.stream()
+            .filter(reply -> reply.value().fencingToken() < fence)
+            .map(Reply::node)
+            .toList();
+        long left = stepTimeoutNanos - (System.nanoTime() - startedAt);
+        int needed = majority - known;
+        Predicate<List<Reply<Long>>> enough = replies -> countRaised(replies, fence) >= needed;
+        return Round.send(behind, node -> node.server().raiseFence(keys, fence), left, enough)
+            .outcome()
+            .thenApply(enough::test);
+    }
+
+    private static long countRaised(List<Reply<Long>> replies, long fence) {
+        return replies.stream().filter(reply -> reply.ok() && reply.counted() && reply.value() >= fence).count();
+    }
+
+    /**
+     * Every other node that answers without already holding the token (a late grant, a refusal, a grant
+     * that does not count) gets its counter raised too, without waiting: then the next grant usually
+     * finds the counters in agreement and needs no extra round trip. Raising never lowers a counter,
+     * so it is safe on any node.
+     */
+    private void raiseLateGrants(LockKeys keys, Round<Grant> round, List<Reply<Grant>> decided, long fence) {
+        for (int i = 0; i < nodes.size(); i++) {
+            QuorumNode node = nodes.get(i);
+            boolean counted = decided.stream().anyMatch(reply -> reply.node() == node && grantedHere(reply));
+            if (!counted) {
+                round.calls().get(i).thenAccept(grant -> {
+                    if (!grant.granted() || grant.fencingToken() < fence) {
+                        node.server().raiseFence(keys, fence);
+                    }
+                });
+            }
+        }
+    }
+
+    /** Granted only if time is left on the lease after the round trips and the drift allowance. */
+    private CompletableFuture<Grant> valid(LockKeys keys, LockMode mode, String token, long leaseMillis,
+            long startedAt, long fence) {
+        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedAt);
+        if (leaseMillis - elapsedMillis - driftMillis(leaseMillis) <= 0) {
+            releaseEverywhere(keys, mode, token);
+            return CompletableFuture.failedFuture(new QuorumUnavailableException("Lock '" + keys.logicalKey()
+                    + "' was granted by a majority only after " + elapsedMillis + " ms, with nothing left of its "
+                    + leaseMillis + " ms lease after the clock drift allowance"));
+        }
+        return CompletableFuture.completedFuture(Grant.granted(fence));
+    }
+
+    private CompletableFuture<Grant> notGranted(List<Reply<Grant>> replies, int granted) {
+        long blockedFor = replies.stream()
+            .filter(reply -> reply.ok() && reply.counted() && !reply.value().granted())
+            .mapToLong(reply -> reply.value().blockedForMillis())
+            .min()
+            .orElse(-1);
+        if (blockedFor > 0) {
+            return CompletableFuture.completedFuture(Grant.refused(blockedFor));
+        }
+        return CompletableFuture.failedFuture(new QuorumUnavailableException("Only " + granted + " of "
+                + nodes.size() + " Redis servers granted the lock (" + majority + " needed); " + describe(replies)));
+    }
+
+    private void releaseEverywhere(LockKeys keys, LockMode mode, String token) {
+        for (QuorumNode node : nodes) {
+            try {
+                node.server().release(keys, mode, token);
+            }
+            catch (RuntimeException ex) {
+                logger.debug("Release on " + node + " failed", ex);
+            }
+        }
+    }
+
+    @Override
+    public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
+        return vote(node -> node.server().renew(keys, mode, token, leaseMillis), true, "renew '" + keys.logicalKey() + "'");
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
+        return vote(node -> node.server().release(keys, mode, token), false, "release '" + keys.logicalKey() + "'");
+    }
+
+    /** Best effort on every node: true when any node removed the writer's mark. */
+    @Override
+    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
+        return Round.send(nodes, node -> node.server().withdrawWriter(keys, waiterId), stepTimeoutNanos, replies -> false)
+            .outcome()
+            .thenApply(replies -> replies.stream().anyMatch(reply -> reply.ok() && reply.value()));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> isLocked(LockKeys keys) {
+        return vote(node -> node.server().isLocked(keys), false, "ask whether '" + keys.logicalKey() + "' is locked");
+    }
+
+    /**
+     * A yes/no step on every node: true when a majority said yes, false when a majority said no; when
+     * neither (too few answered), it fails.
+     * @param countedOnly whether only counted nodes' yes counts (renewals: a restarted node proves nothing)
+     */
+    private CompletableFuture<Boolean> vote(java.util.function.Function<QuorumNode, CompletableFuture<Boolean>> step,
+            boolean countedOnly, String what) {
+        Predicate<Reply<Boolean>> yes = reply -> reply.ok() && reply.value() && (reply.counted() || !countedOnly);
+        Predicate<Reply<Boolean>> no = reply -> reply.ok() && !reply.value() && (reply.counted() || !countedOnly);
+        return Round.send(nodes, step, stepTimeoutNanos,
+                replies -> count(replies, yes) >= majority || count(replies, no) > nodes.size() - majority)
+            .outcome()
+            .thenCompose(replies -> {
+                if (count(replies, yes) >= majority) {
+                    return CompletableFuture.completedFuture(true);
+                }
+                if (count(replies, no) > nodes.size() - majority) {
+                    return CompletableFuture.completedFuture(false);
+                }
+                return CompletableFuture.failedFuture(new QuorumUnavailableException("Could not " + what
+                        + " on " + majority + " of " + nodes.size() + " Redis servers: " + describe(replies)));
+            });
+    }
+
+    /**
+     * The key as a majority sees it: held when a majority holds it, with the lease that a majority still
+     * has, and the highest fencing counter of any node (the next grant is higher).
+     */
+    @Override
+    public CompletableFuture<KeyState> inspect(LockKeys keys) {
+        return Round.send(nodes, node -> node.server().inspect(keys), stepTimeoutNanos, replies -> false)
+            .outcome()
+            .thenCompose(replies -> {
+                List<KeyState> states = replies.stream().filter(Reply::ok).map(Reply::value).toList();
+                if (states.size() < majority) {
+                    return CompletableFuture.failedFuture(new QuorumUnavailableException("Only " + states.size()
+                            + " of " + nodes.size() + " Redis servers answered about '" + keys.logicalKey() + "': "
+                            + describe(replies)));
+                }
+                return CompletableFuture.completedFuture(MajorityView.of(keys.logicalKey(), states, majority));
+            });
+    }
+
+    @Override
+    public void onRelease(Consumer<String> channelListener) {
+        nodes.forEach(node -> node.server().onRelease(channelListener));
+    }
+
+    /**
+     * Any node's subscription connection dropping is reported: a release published only on the majority
+     * that held the lock may then reach no subscribed node, so waiters must look again.
+     */
+    @Override
+    public void onSubscriptionLost(Runnable listener) {
+        nodes.forEach(node -> node.server().onSubscriptionLost(listener));
+    }
+
+    /** Confirmed once a majority subscribed: every release reaches a majority, so one of them tells us. */
+    @Override
+    public CompletableFuture<Void> subscribe(String channel) {
+        return Round.send(nodes, node -> node.server().subscribe(channel), stepTimeoutNanos,
+                replies -> count(replies, Reply::ok) >= majority
+                        || replies.size() - count(replies, Reply::ok) > nodes.size() - majority)
+            .outcome()
+            .thenCompose(replies -> count(replies, Reply::ok) >= majority ? CompletableFuture.<Void>completedFuture(null)
+                    : CompletableFuture.failedFuture(new QuorumUnavailableException("Could not subscribe to " + channel
+                            + " on " + majority + " of " + nodes.size() + " Redis servers: " + describe(replies))));
+    }
+
+    @Override
+    public CompletableFuture<Void> unsubscribe(String channel) {
+        return Round.send(nodes, node -> node.server().unsubscribe(channel), stepTimeoutNanos, replies -> false)
+            .outcome()
+            .thenApply(replies -> null);
+    }
+
+    private static <T> int count(List<Reply<T>> replies, Predicate<Reply<T>> condition) {
+        int count = 0;
+        for (Reply<T> reply : replies) {
+            if (condition.test(reply)) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    private <T> String describe(List<Reply<T>> replies) {
+        StringBuilder text = new StringBuilder();
+        for (QuorumNode node : nodes) {
+            Reply<T> reply = replies.stream().filter(r -> r.node() == node).findFirst().orElse(null);
+            if (text.length() > 0) {
+                text.append(", ");
+            }
+            text.append(node.name()).append(": ");
+            if (reply == null) {
+                text.append("no answer yet");
+            }
+            else if (!reply.ok()) {
+                text.append(reply.error() instanceof java.util.concurrent.TimeoutException ? "timed out"
+                        : String.valueOf(reply.error().getMessage()));
+            }
+            else {
+                text.append(reply.value() instanceof Grant grant ? (grant.granted() ? "granted" : "refused")
+                        : String.valueOf(reply.value()));
+                if (!reply.counted()) {
+                    text.append(" (not counted: restarted or not verified)");
+                }
+            }
+        }
+        return text.toString();
+    }
+
+    private String names() {
+        return nodes.stream().map(QuorumNode::name).toList().toString();
+    }
+
+    @Override
+    public void close() {
+        prober.shutdownNow();
+        for (QuorumNode node : nodes) {
+            try {
+                node.close();
+            }
+            catch (RuntimeException ex) {
+                logger.debug("Closing " + node + " failed", ex);
+            }
+        }
+        for (AutoCloseable resource : closeAfterNodes) {
+            try {
+                resource.close();
+            }
+            catch (Exception ex) {
+                logger.debug("Closing " + resource + " failed", ex);
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package dev.leasehold.engine.quorum;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+/**
+ * One step sent to several nodes at once. The step is dispatched to every node from the calling thread,
+ * in node order, so steps on one key keep the order they were called in on every node's connection.
+ * The round completes with the replies so far as soon as {@code decided} says the outcome is known, or
+ * when every node answered or ran out of time ({@code timeoutNanos} each).
+ */
+final class Round<T> {
+
+    /** One node's answer: a value, or the error (timeout, error reply, no connection). */
+    record Reply<T>(QuorumNode node, T value, Throwable error, boolean counted) {
+
+        boolean ok() {
+            return error == null;
+        }
+    }
+
+    private final List<Reply<T>> replies = new ArrayList<>();
+
+    private final CompletableFuture<List<Reply<T>>> outcome = new CompletableFuture<>();
+
+    private final List<CompletableFuture<T>> calls = new ArrayList<>();
+
+    private final int expected;
+
+    private final Predicate<List<Reply<T>>> decided;
+
+    private Round(int expected, Predicate<List<Reply<T>>> decided) {
+        this.expected = expected;
+        this.decided = decided;
+    }
+
+    static <T> Round<T> send(List<QuorumNode> nodes, Function<QuorumNode, CompletableFuture<T>> step,
+            long timeoutNanos, Predicate<List<Reply<T>>> decided) {
+        Round<T> round = new Round<>(nodes.size(), decided);
+        for (QuorumNode node : nodes) {
+            CompletableFuture<T> call;
+            try {
+                call = step.apply(node).orTimeout(Math.max(1, timeoutNanos), TimeUnit.NANOSECONDS);
+            }
+            catch (RuntimeException ex) {
+                call = CompletableFuture.failedFuture(ex);
+            }
+            round.calls.add(call);
+        }
+        if (nodes.isEmpty()) {
+            round.outcome.complete(List.of());
+        }
+        for (int i = 0; i < nodes.size(); i++) {
+            QuorumNode node = nodes.get(i);
+            round.calls.get(i).whenComplete((value, error) -> {
+                if (error != null) {
+                    node.failed();
+                }
+                node.answered(error == null || !(unwrap(error) instanceof java.util.concurrent.TimeoutException));
+                round.add(new Reply<>(node, value, error != null ? unwrap(error) : null, node.counts()));
+            });
+        }
+        return round;
+    }
+
+    private void add(Reply<T> reply) {
+        List<Reply<T>> snapshot = null;
+        synchronized (replies) {
+            replies.add(reply);
+            if (!outcome.isDone() && (replies.size() == expected || decided.test(replies))) {
+                snapshot = List.copyOf(replies);
+            }
+        }
+        if (snapshot != null) {
+            outcome.complete(snapshot);
+        }
+    }
+
+    CompletableFuture<List<Reply<T>>> outcome() {
+        return outcome;
+    }
+
+    /** Each node's call, in node order (also those still under way when the round was decided). */
+    List<CompletableFuture<T>> calls() {
+        return calls;
+    }
+
+    static Throwable unwrap(Throwable error) {
+        Throwable current = error;
+        while ((current instanceof java.util.concurrent.CompletionException
+                || current instanceof java.util.concurrent.ExecutionException) && current.getCause() != null) {
+            current = current.getCause();
+        }
+        return current;
+    }
+}
