@@ -270,6 +270,13 @@ public class QuorumLockServer implements LockServer {
         return vote(node -> node.server().release(keys, mode, token), false, "release '" + keys.logicalKey() + "'");
     }
 
+    /** A holdAtLeast release: every node keeps the key for the time left, like a single server does. */
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
+        return vote(node -> node.server().release(keys, mode, token, keepMillis), false,
+                "release '" + keys.logicalKey() + "'");
+    }
+
     /** Best effort on every node: true when any node removed the writer's mark. */
     @Override
     public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
