@@ -59,6 +59,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     private final Reentrancy reentrancy = new Reentrancy();
 
+    private final LeaseExtension leaseExtension;
+
     /** Every lock this engine holds now, attached to a thread or not. */
     private final java.util.Set<HeldLock> active = ConcurrentHashMap.newKeySet();
 
@@ -85,6 +87,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
                 this.observer);
         this.watchdog.start();
         this.acquirer = new QueueHeadAcquirer(server, settings, tokens, signals, shutdown);
+        this.leaseExtension = new LeaseExtension(server, settings.redisTimeout(), watchdog, this::lose);
     }
 
     @Override
@@ -435,45 +438,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     /** Compare-then-extend of a fixed lease to {@code lease} from now (see {@link LockHandle#extend}). */
     boolean extend(HeldLock lock, Duration lease) {
-        Objects.requireNonNull(lease, "lease");
-        if (lease.isNegative() || lease.isZero()) {
-            throw new IllegalArgumentException("lease must be positive, was " + lease + " (key '" + lock.key() + "')");
-        }
-        if (lock.renewed) {
-            throw new IllegalStateException("The watchdog renews the lease of " + lock
-                    + "; extend(Duration) is for locks taken with a fixed leaseTime");
-        }
-        if (!lock.isHeld()) {
-            return false;
-        }
-        long leaseMillis = Math.max(1, lease.toMillis());
-        long sentAt = System.nanoTime();
-        boolean extended;
-        try {
-            extended = server.renew(lock.keys, lock.mode, lock.token, leaseMillis)
-                .get(settings.redisTimeout().toNanos(), TimeUnit.NANOSECONDS);
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new LockAcquisitionException(lock.key(), "Interrupted while extending the lease of '" + lock.key()
-                    + "'; the lease runs on as before", ex);
-        }
-        catch (Exception ex) {
-            throw new LockAcquisitionException(lock.key(), "Could not extend the lease of '" + lock.key()
-                    + "': Redis did not answer within " + settings.redisTimeout() + " (" + unwrap(ex)
-                    + "); the lease runs on as before", unwrap(ex));
-        }
-        if (!extended) {
-            lose(lock, "Redis refused to extend the lease: the key expired or is owned by someone else");
-            return false;
-        }
-        watchdog.forget(lock);
-        lock.leaseEndsAtNanos = sentAt + leaseMillis * 1_000_000L;
-        if (lock.state.get() != HeldLock.State.HELD) {
-            return false;
-        }
-        watchdog.watch(lock);
-        return true;
+        return leaseExtension.extend(lock, lease);
     }
 
     /** A cheap round trip on the engine's connection, bounded by {@code leasehold.redis-timeout} (health checks). */
