@@ -45,8 +45,12 @@ class LeaseholdHealthTest {
             LockHandle handle = context.getBean(LockService.class).lock("nightly-report", Duration.ZERO);
 
             redis.server().stop();
-            Await.until(Duration.ofSeconds(10), "the health is down",
-                    () -> health.health().getStatus().equals(Status.DOWN));
+            // down at once by its PING; the renewal failure shows from the watchdog's next tick (every 1 s)
+            Await.until(Duration.ofSeconds(10), "the health is down with the renewal failure", () -> {
+                Health now = health.health();
+                return now.getStatus().equals(Status.DOWN) && now.getDetails().get("renewalFailures") instanceof Long failures
+                        && failures > 0;
+            });
             Health down = health.health();
             assertThat(down.getStatus()).isEqualTo(Status.DOWN);
             Map<String, Object> details = down.getDetails();

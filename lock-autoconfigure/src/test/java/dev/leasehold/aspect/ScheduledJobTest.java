@@ -71,18 +71,28 @@ class ScheduledJobTest {
         Map<Long, List<String>> held = window(runs.get("held"), first, last);
         Map<Long, List<String>> unguarded = window(runs.get("unguarded"), first, last);
         Map<Long, List<String>> ticks = window(runs.get("tick"), first, last);
-        // periods in which both schedulers fired on time (a loaded machine may stall a scheduler past a tick)
-        List<Long> onTime = ticks.entrySet().stream().filter(entry -> entry.getValue().size() == 2)
+        // periods in which both schedulers fired on time, within 150 ms of the period's start (a loaded machine
+        // may stall a scheduler past the 300 ms hold, and then a second run is what holdAtLeast allows)
+        List<Long> onTime = ticks.entrySet().stream()
+            .filter(entry -> entry.getValue().size() == 2
+                    && entry.getValue().stream().allMatch(tick -> offsetMillis(tick) <= 150))
             .map(Map.Entry::getKey).toList();
         System.out.println("Scheduled job, " + PERIODS + " periods of 1 s on 2 nodes (b fires 40 ms after a), "
                 + onTime.size() + " with both schedulers on time: with holdAtLeast runs per period "
                 + counts(held) + " " + held + "; without, runs per period " + counts(unguarded) + "; ticks " + ticks);
         assertThat(onTime).hasSizeGreaterThanOrEqualTo(PERIODS / 2);
-        // never twice in a period; exactly once in every period where both schedulers fired
-        assertThat(held.values()).allSatisfy(nodesThatRan -> assertThat(nodesThatRan).hasSize(1));
-        assertThat(onTime).allSatisfy(period -> assertThat(held).containsKey(period));
+        // never twice in a period where both schedulers fired on time; and it does run (a run whose scheduler
+        // fired a few ms early is labelled with the period before, so allow two periods without a run)
+        assertThat(onTime).allSatisfy(period -> assertThat(held.getOrDefault(period, List.of())).as("period %d", period)
+            .hasSizeLessThanOrEqualTo(1));
+        assertThat(onTime.stream().filter(held::containsKey).count()).isGreaterThanOrEqualTo(onTime.size() - 2);
         // the control shows what the hold prevents: the late node ran the same period again
         assertThat(unguarded.values()).anySatisfy(nodesThatRan -> assertThat(nodesThatRan).hasSize(2));
+    }
+
+    /** "b@155ms" → 155. */
+    private static long offsetMillis(String tick) {
+        return Long.parseLong(tick.substring(tick.indexOf('@') + 1, tick.length() - 2));
     }
 
     @Test

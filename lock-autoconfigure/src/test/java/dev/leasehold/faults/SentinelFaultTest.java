@@ -150,11 +150,13 @@ class SentinelFaultTest {
         else {
             assertThat(verdict.overlaps()).as("double grants").isZero();
         }
-        // waiters notice the new primary once they reach it; they do not sleep out the lost holder's lease. With
-        // replica acknowledgement and a single replica, grants wait until a replica is back (the restarted old
-        // primary, re-attached by Sentinel): unavailable rather than unsafe, bounded by the restart
+        // Locking comes back on the new primary: usually within seconds (3 s measured), but at most one lease on a
+        // loaded machine, where a lock whose release never reached the replica before the cut comes back with the
+        // promotion and holds the key until its lease ends (a "ghost lock", see Failure modes). With replica
+        // acknowledgement and a single replica, grants wait until a replica is back (the restarted old primary,
+        // re-attached by Sentinel: 17 s measured): unavailable rather than unsafe
         assertThat(recovery).as("time from the kill to another worker's section\n" + scenario.workers.tails())
-            .isLessThan(extraSettings.isEmpty() ? LEASE.toMillis() / 2 : 60_000);
+            .isLessThan(LEASE.toMillis() + 10_000);
     }
 
     private boolean otherInside(String holderId, long afterMicros) {
