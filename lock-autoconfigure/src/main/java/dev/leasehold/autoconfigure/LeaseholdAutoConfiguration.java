@@ -8,6 +8,7 @@ import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.LockObserver;
 import dev.leasehold.engine.LockServer;
 import dev.leasehold.engine.redis.LettuceLockServer;
+import dev.leasehold.engine.redis.RedisTemplateLockServer;
 import dev.leasehold.metrics.LockMetrics;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
@@ -23,6 +24,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.ClassUtils;
 
 /**
  * Distributed locks on the application's Redis ({@code spring.data.redis.*}). Every bean backs off when
@@ -42,13 +44,32 @@ public class LeaseholdAutoConfiguration {
                 properties.getRedisTimeout(), properties.getSubscriptionLinger());
     }
 
+    private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
+            LeaseholdAutoConfiguration.class.getClassLoader());
+
+    /**
+     * On Lettuce (Spring Boot's default client), the fast path: every step pipelined on one connection. On
+     * any other factory (Jedis), the same scripts through {@code RedisTemplate}, a few connections at a time.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     LockServer leaseholdLockServer(RedisConnectionFactory connectionFactory, LockEngineSettings settings) {
-        if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
-            throw new UnsupportedConnectionFactoryException(connectionFactory);
+        if (LETTUCE_PRESENT && LettuceServer.isLettuce(connectionFactory)) {
+            return LettuceServer.create(connectionFactory, settings.keyPrefix());
         }
-        return new LettuceLockServer(lettuce, settings.keyPrefix());
+        return new RedisTemplateLockServer(connectionFactory, settings.keyPrefix());
+    }
+
+    /** Only loaded when Lettuce is on the classpath (a Jedis application may exclude it). */
+    private static final class LettuceServer {
+
+        static boolean isLettuce(RedisConnectionFactory connectionFactory) {
+            return connectionFactory instanceof LettuceConnectionFactory;
+        }
+
+        static LockServer create(RedisConnectionFactory connectionFactory, String keyPrefix) {
+            return new LettuceLockServer((LettuceConnectionFactory) connectionFactory, keyPrefix);
+        }
     }
 
     @Bean

@@ -5,7 +5,8 @@
 if redis.call('GET', KEYS[1]) == ARGV[1] then
     redis.call('DEL', KEYS[1])
     -- pcall: a refused PUBLISH must not turn a done release into an error
-    if redis.pcall('PUBLISH', ARGV[2], '1')['err'] then
+    local published = redis.pcall('PUBLISH', ARGV[2], '1')
+    if type(published) == 'table' and published['err'] then
         return 2
     end
     return 1

@@ -9,7 +9,8 @@ local time = redis.call('TIME')
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if redis.call('ZCOUNT', KEYS[1], nowMs, '+inf') == 0 then
     redis.call('DEL', KEYS[1])
-    if redis.pcall('PUBLISH', ARGV[2], '1')['err'] then
+    local published = redis.pcall('PUBLISH', ARGV[2], '1')
+    if type(published) == 'table' and published['err'] then
         return 2
     end
 end
