@@ -169,7 +169,17 @@ final class ContainerReleaseSubscriptions {
                 catch (Exception ex) {
                     logger.debug("Stopping the failed subscription container failed", ex);
                 }
-                startContainer();
+                try {
+                    startContainer();
+                }
+                catch (RuntimeException ex) {
+                    // e.g. "Subscription registration timeout exceeded": try again with a new one
+                    logger.debug("Restarting the release subscription failed", ex);
+                    Container current = container;
+                    if (current != null) {
+                        restartLater(current);
+                    }
+                }
             }, delay, TimeUnit.MILLISECONDS);
         }
         catch (RejectedExecutionException ex) {
