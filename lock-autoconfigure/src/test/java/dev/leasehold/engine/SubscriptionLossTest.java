@@ -104,11 +104,6 @@ class SubscriptionLossTest {
 
     @Test
     void aReleaseMissedWhileRedisRefusedTheResubscriptionCostsSecondsNotTheLease() throws Exception {
-        // Lettuce only for now: on the RedisTemplate server (Jedis), once Redis refused the re-subscription,
-        // the listener container does not subscribe again after the rights come back, so the second half
-        // (woken by releases again) fails; waiters keep looking every second. An open defect, not a design.
-        org.junit.jupiter.api.Assumptions.assumeTrue(kind == ServerKind.LETTUCE,
-                "the RedisTemplate server does not subscribe again after a refused re-subscription yet");
         DefaultLockEngine app = engineAsAclUser(true);
         DefaultLockEngine other = fixture.engine();
         LockHandle held = other.lock("cut", Duration.ZERO);

@@ -58,9 +58,6 @@ final class ContainerReleaseSubscriptions {
 
     private final RedisConnectionFactory connectionFactory;
 
-    /** The application's factory, or one made for subscriptions ({@link SubscriptionConnectionFactory}). */
-    private final RedisConnectionFactory subscriptionFactory;
-
     private final PatternTopic pattern;
 
     /** Starts (and restarts) the container, which waits, bounded, for its subscription, off the caller's thread. */
@@ -92,7 +89,6 @@ final class ContainerReleaseSubscriptions {
 
     ContainerReleaseSubscriptions(RedisConnectionFactory connectionFactory, String keyPrefix) {
         this.connectionFactory = connectionFactory;
-        this.subscriptionFactory = SubscriptionConnectionFactory.of(connectionFactory);
         this.pattern = new PatternTopic(keyPrefix + "*");
         this.starter = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread result = new Thread(runnable, "leasehold-subscriptions");
@@ -228,7 +224,6 @@ final class ContainerReleaseSubscriptions {
                 logger.debug("Closing the subscription container failed", ex);
             }
         }
-        SubscriptionConnectionFactory.release(subscriptionFactory, connectionFactory);
         confirmed.get().completeExceptionally(
                 new LockServerException(LockServerException.Kind.UNAVAILABLE, "the lock server is closed", null));
     }
@@ -245,6 +240,12 @@ final class ContainerReleaseSubscriptions {
     /** Learns about subscription failures, which the container otherwise only logs. */
     private final class Container extends RedisMessageListenerContainer {
 
+        /**
+         * The application's factory, or one made for this container ({@link SubscriptionConnectionFactory}):
+         * a container that failed may leave replies on its connection, which a new one must not read.
+         */
+        private final RedisConnectionFactory subscriptionFactory = SubscriptionConnectionFactory.of(connectionFactory);
+
         Container() {
             setConnectionFactory(subscriptionFactory);
             // the listener only hands the channel on (it must not block): no thread per message
@@ -256,6 +257,16 @@ final class ContainerReleaseSubscriptions {
             recovery.setMaxInterval(MAX_RECOVERY_INTERVAL_MILLIS);
             setRecoveryBackoff(recovery);
             afterPropertiesSet();
+        }
+
+        @Override
+        public void destroy() throws Exception {
+            try {
+                super.destroy();
+            }
+            finally {
+                SubscriptionConnectionFactory.release(subscriptionFactory, connectionFactory);
+            }
         }
 
         @Override

@@ -10,11 +10,12 @@ import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.util.ClassUtils;
 
 /**
- * The connection factory the release container subscribes through. Mostly the application's own; but a
- * pooled Jedis factory gets a companion without a pool (same server, credentials, TLS and timeouts): Jedis
- * hands a subscription's connection back to the pool when Redis refuses the subscription (an ACL without
- * channel rights), with replies still unread on it, and the next lock step that borrows it would read them
- * as its own.
+ * The connection factory a release container subscribes through. Mostly the application's own; but for a
+ * Jedis factory, each container gets a companion of its own (same server, credentials, TLS and timeouts,
+ * no pool configured): Jedis hands a subscription's connection back to its pool when Redis refuses the
+ * subscription (an ACL without channel rights) with replies still unread on it, and whoever borrows it
+ * next, a lock step or the container that takes over, would read them as its own. The companion is
+ * closed with its container.
  */
 final class SubscriptionConnectionFactory {
 
@@ -28,7 +29,7 @@ final class SubscriptionConnectionFactory {
     private SubscriptionConnectionFactory() {
     }
 
-    /** The factory to subscribe through: {@code factory} itself, or a companion to {@link #release}. */
+    /** The factory to subscribe through: {@code factory} itself, or a new companion to {@link #release}. */
     static RedisConnectionFactory of(RedisConnectionFactory factory) {
         if (JEDIS_PRESENT) {
             RedisConnectionFactory companion = Jedis.unpooledCompanion(factory);
@@ -55,8 +56,7 @@ final class SubscriptionConnectionFactory {
     private static final class Jedis {
 
         static RedisConnectionFactory unpooledCompanion(RedisConnectionFactory factory) {
-            if (!(factory instanceof JedisConnectionFactory jedis) || !jedis.getUsePool()
-                    || jedis.isRedisClusterAware()) {
+            if (!(factory instanceof JedisConnectionFactory jedis) || jedis.isRedisClusterAware()) {
                 return null;
             }
             JedisClientConfiguration source = jedis.getClientConfiguration();
