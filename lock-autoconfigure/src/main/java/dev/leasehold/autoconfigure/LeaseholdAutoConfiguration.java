@@ -8,6 +8,7 @@ import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.LockObserver;
 import dev.leasehold.engine.LockServer;
 import dev.leasehold.engine.redis.LettuceLockServer;
+import dev.leasehold.engine.redis.RedisTemplateLockServer;
 import dev.leasehold.metrics.LockMetrics;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
@@ -23,6 +24,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.ClassUtils;
 
 /**
  * Distributed locks on the application's Redis ({@code spring.data.redis.*}). Every bean backs off when
@@ -42,19 +44,45 @@ public class LeaseholdAutoConfiguration {
                 properties.getRedisTimeout(), properties.getSubscriptionLinger());
     }
 
+    private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
+            LeaseholdAutoConfiguration.class.getClassLoader());
+
+    /**
+     * On Lettuce (Spring Boot's default client), the fast path: every step pipelined on one connection. On
+     * any other factory (Jedis), the same scripts through {@code RedisTemplate}, a few connections at a time.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     LockServer leaseholdLockServer(RedisConnectionFactory connectionFactory, LockEngineSettings settings,
             LeaseholdProperties properties) {
-        if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
-            throw new UnsupportedConnectionFactoryException(connectionFactory);
-        }
         LeaseholdProperties.ReplicaAck ack = properties.getReplicaAck();
         if (ack.getReplicas() < 0 || ack.getTimeout() == null || ack.getTimeout().isNegative() || ack.getTimeout().isZero()) {
             throw new IllegalArgumentException("leasehold.replica-ack.replicas must be 0 or more and "
                     + "leasehold.replica-ack.timeout positive, were " + ack.getReplicas() + " and " + ack.getTimeout());
         }
-        return new LettuceLockServer(lettuce, settings.keyPrefix(), ack.getReplicas(), ack.getTimeout());
+        if (LETTUCE_PRESENT && LettuceServer.isLettuce(connectionFactory)) {
+            return LettuceServer.create(connectionFactory, settings.keyPrefix(), ack);
+        }
+        if (ack.getReplicas() > 0) {
+            throw new IllegalStateException("leasehold.replica-ack.replicas=" + ack.getReplicas() + " needs the Lettuce "
+                    + "client (Spring Boot's default); the " + connectionFactory.getClass().getSimpleName()
+                    + " does not support replica acknowledgement yet");
+        }
+        return new RedisTemplateLockServer(connectionFactory, settings.keyPrefix());
+    }
+
+    /** Only loaded when Lettuce is on the classpath (a Jedis application may exclude it). */
+    private static final class LettuceServer {
+
+        static boolean isLettuce(RedisConnectionFactory connectionFactory) {
+            return connectionFactory instanceof LettuceConnectionFactory;
+        }
+
+        static LockServer create(RedisConnectionFactory connectionFactory, String keyPrefix,
+                LeaseholdProperties.ReplicaAck ack) {
+            return new LettuceLockServer((LettuceConnectionFactory) connectionFactory, keyPrefix, ack.getReplicas(),
+                    ack.getTimeout());
+        }
     }
 
     @Bean

@@ -6,8 +6,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 
 /**
- * Turns Leasehold's startup failures (a {@code @DistributedLock} that cannot work, a Redis client it cannot
- * lock on) into Spring Boot's short "problem / action" report instead of a deep stack trace.
+ * Turns Leasehold's startup failures (a {@code @DistributedLock} that cannot work) into Spring Boot's short
+ * "problem / action" report instead of a deep stack trace.
  */
 class LeaseholdFailureAnalyzer implements FailureAnalyzer {
 
@@ -16,13 +16,6 @@ class LeaseholdFailureAnalyzer implements FailureAnalyzer {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (cause instanceof InvalidDistributedLockException invalid) {
                 return new FailureAnalysis(invalid.getMessage(), invalid.getAction(), invalid);
-            }
-            if (cause instanceof UnsupportedConnectionFactoryException unsupported) {
-                return new FailureAnalysis(unsupported.getMessage(),
-                        "Use Spring Boot's default Redis client: remove the Jedis dependency (or the exclusion of "
-                                + "io.lettuce:lettuce-core from spring-boot-starter-data-redis) so that "
-                                + "spring.data.redis.* builds a Lettuce connection factory.",
-                        unsupported);
             }
         }
         return null;

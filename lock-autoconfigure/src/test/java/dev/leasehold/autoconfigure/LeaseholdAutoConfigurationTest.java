@@ -5,14 +5,20 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockLostEvent;
 import dev.leasehold.LockService;
+import dev.leasehold.engine.Await;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.LockEngineSettings;
+import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.redis.LettuceLockServer;
+import dev.leasehold.engine.redis.RedisTemplateLockServer;
 import dev.leasehold.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -25,6 +31,7 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -51,6 +58,36 @@ class LeaseholdAutoConfigurationTest {
             }
             assertThat(locks.isLocked("order:42")).isFalse();
         });
+    }
+
+    @Test
+    void lettuceSpringBootsDefaultClientGetsThePipelinedServer() {
+        runner().run(context -> assertThat(context.getBean(LockServer.class)).isInstanceOf(LettuceLockServer.class));
+    }
+
+    @Test
+    void aJedisConnectionFactoryGivesAWorkingLockServiceOnTheTemplateServer() throws Exception {
+        ApplicationContextRunner jedis = runner().withPropertyValues("spring.data.redis.client-type=jedis");
+        jedis.run(holderContext -> jedis.run(waiterContext -> {
+            assertThat(holderContext.getBean(RedisConnectionFactory.class)).isInstanceOf(JedisConnectionFactory.class);
+            assertThat(holderContext.getBean(LockServer.class)).isInstanceOf(RedisTemplateLockServer.class);
+            LockService holder = holderContext.getBean(LockService.class);
+            DefaultLockEngine waiter = waiterContext.getBean(DefaultLockEngine.class);
+            LockHandle held = holder.lock("jedis:1", Duration.ofSeconds(1));
+            assertThat(redis.server().command("EXISTS", "lock:{jedis:1}")).isEqualTo("1");
+            assertThat(waiter.isLocked("jedis:1")).isTrue();
+            CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+                try (LockHandle handle = waiter.lock("jedis:1", Duration.ofSeconds(20))) {
+                    return System.nanoTime();
+                }
+            });
+            Await.until(Duration.ofSeconds(10), "the other application waits", () -> waiter.waitingCount() == 1);
+            long releasedAt = System.nanoTime();
+            held.close();
+            // woken by the release message (through the listener container), not by the 30 s lease
+            assertThat((acquiredAt.get(20, TimeUnit.SECONDS) - releasedAt) / 1_000_000).isLessThan(900);
+            assertThat(holder.isLocked("jedis:1")).isFalse();
+        }));
     }
 
     @Test

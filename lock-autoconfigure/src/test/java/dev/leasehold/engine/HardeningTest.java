@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.EngineFixture.ServerKind;
 import dev.leasehold.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -20,24 +21,33 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Edge paths an outside review broke: each test failed before its fix. */
 @Timeout(120)
+@ParameterizedClass(name = "{0}")
+@EnumSource(ServerKind.class)
 class HardeningTest {
 
     @RegisterExtension
     static RedisServerExtension redis = new RedisServerExtension();
 
+    @Parameter
+    ServerKind kind;
+
     private EngineFixture fixture;
 
     @BeforeEach
     void setUp() {
-        fixture = new EngineFixture(redis.server());
+        fixture = new EngineFixture(redis.server(), kind);
     }
 
     @AfterEach
@@ -117,7 +127,7 @@ class HardeningTest {
     void anAcquireThatTheDriverTimedOutIsTakenBack() {
         Assumptions.assumeTrue(redis.server().controllable(), "needs a Redis server this test may pause");
         // spring.data.redis.timeout (200 ms) shorter than leasehold.redis-timeout (2 s), as is common
-        LettuceConnectionFactory shortTimeout = fixture.connectionFactory(Duration.ofMillis(200), null, null);
+        RedisConnectionFactory shortTimeout = fixture.connectionFactory(Duration.ofMillis(200), null, null);
         LockEngineSettings engineSettings = settings(Duration.ofSeconds(2));
         DefaultLockEngine engine = fixture.engine(fixture.server(shortTimeout, "lock:"), engineSettings);
         DefaultLockEngine other = fixture.engine();
@@ -201,7 +211,7 @@ class HardeningTest {
 
     @Test
     void errorsSayWhatHappened() throws Exception {
-        LettuceConnectionFactory factory = fixture.connectionFactory();
+        RedisConnectionFactory factory = fixture.connectionFactory();
         DefaultLockEngine engine = fixture.engine(fixture.server(factory, "lock:"), EngineFixture.fastSettings());
         LockHandle held = fixture.engine().lock("busy", Duration.ZERO);
 
@@ -211,7 +221,7 @@ class HardeningTest {
         assertThat(Thread.interrupted()).isTrue();
         held.close();
 
-        factory.destroy(); // the application is shutting down under the engine
+        ((DisposableBean) factory).destroy(); // the application is shutting down under the engine
         assertThatThrownBy(() -> engine.lock("k", Duration.ZERO))
             .isInstanceOf(LockAcquisitionException.class)
             .hasMessageContaining("connection factory is not running")

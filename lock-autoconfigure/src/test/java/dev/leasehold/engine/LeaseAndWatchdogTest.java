@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class LeaseAndWatchdogTest extends RealRedisEngineTest {
+class LeaseAndWatchdogTest extends EveryServerEngineTest {
 
     private static LockEngineSettings lease(Duration leaseTime) {
         return EngineFixture.fastSettings().withLeaseTime(leaseTime);

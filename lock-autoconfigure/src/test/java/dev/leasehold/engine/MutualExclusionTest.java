@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class MutualExclusionTest extends RealRedisEngineTest {
+class MutualExclusionTest extends EveryServerEngineTest {
 
     @Test
     void twoClientsWithManyThreadsNeverOverlapAndFencingTokensOnlyGrow() throws Exception {

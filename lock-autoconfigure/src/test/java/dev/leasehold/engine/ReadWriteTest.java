@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class ReadWriteTest extends RealRedisEngineTest {
+class ReadWriteTest extends EveryServerEngineTest {
 
     private static Optional<LockHandle> tryLock(DefaultLockEngine engine, LockMode mode, Duration wait) {
         return engine.tryLock("catalog", mode, wait, null);

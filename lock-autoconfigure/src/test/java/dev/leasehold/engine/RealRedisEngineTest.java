@@ -6,7 +6,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** A test class with its own Redis server and a fresh {@link EngineFixture} for every test. */
+/**
+ * A test class with its own Redis server and a fresh {@link EngineFixture} for every test, on the Lettuce
+ * server; {@link EveryServerEngineTest} runs a class on every server kind.
+ */
 @Timeout(90)
 abstract class RealRedisEngineTest {
 
@@ -17,7 +20,11 @@ abstract class RealRedisEngineTest {
 
     @BeforeEach
     void createFixture() {
-        fixture = new EngineFixture(redis.server());
+        fixture = new EngineFixture(redis.server(), kind());
+    }
+
+    EngineFixture.ServerKind kind() {
+        return EngineFixture.ServerKind.LETTUCE;
     }
 
     @AfterEach

@@ -18,6 +18,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -60,7 +62,7 @@ class ReplicaAckTest {
     }
 
     private DefaultLockEngine engine(int replicas, LockEngineSettings settings) {
-        LettuceLockServer server = new LettuceLockServer(fixture.connectionFactory(), "lock:", replicas,
+        LettuceLockServer server = new LettuceLockServer((LettuceConnectionFactory) fixture.connectionFactory(), "lock:", replicas,
                 Duration.ofMillis(100));
         return fixture.engine(fixture.track(server), settings);
     }

@@ -7,7 +7,8 @@ import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockTyp
 /** Every contender by id, in the order of the report. */
 public final class Contenders {
 
-    public static final List<String> IDS = List.of(LeaseholdContender.ID, AnnotatedLeaseholdContender.ID,
+    public static final List<String> IDS = List.of(LeaseholdContender.ID, LeaseholdContender.JEDIS_ID,
+            AnnotatedLeaseholdContender.ID,
             RedissonContender.ID, RedisLockRegistryContender.PUB_SUB_ID, RedisLockRegistryContender.SPIN_ID,
             FloorContender.ID);
 
@@ -39,6 +40,7 @@ public final class Contenders {
     private static Contender create(String id, Redis redis) {
         return switch (id) {
             case LeaseholdContender.ID -> new LeaseholdContender(redis);
+            case LeaseholdContender.JEDIS_ID -> new LeaseholdContender(redis, true);
             case AnnotatedLeaseholdContender.ID -> new AnnotatedLeaseholdContender(redis);
             case RedissonContender.ID -> new RedissonContender(redis);
             case RedisLockRegistryContender.PUB_SUB_ID -> new RedisLockRegistryContender(redis, RedisLockType.PUB_SUB_LOCK);

@@ -8,39 +8,62 @@ import dev.leasehold.LockMode;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.LockObserver;
+import dev.leasehold.engine.LockServer;
 import dev.leasehold.engine.redis.LettuceLockServer;
+import dev.leasehold.engine.redis.RedisTemplateLockServer;
 
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
-/** Leasehold's {@code LockService} (the engine the starter builds), with the default watchdog lease. */
+/**
+ * Leasehold's {@code LockService} (the engine the starter builds), with the default watchdog lease: on
+ * Lettuce (Spring Boot's default client, {@link LettuceLockServer}), or on a pooled Jedis factory with
+ * {@link RedisTemplateLockServer}, what auto-configuration picks for {@code spring.data.redis.client-type=jedis}.
+ */
 public final class LeaseholdContender implements Contender {
 
     public static final String ID = "leasehold";
 
-    private final LettuceConnectionFactory connectionFactory;
+    public static final String JEDIS_ID = "leasehold-jedis";
 
-    private final LettuceLockServer server;
+    private final boolean jedis;
+
+    private final RedisConnectionFactory connectionFactory;
+
+    private final LockServer server;
 
     private final DefaultLockEngine engine;
 
     public LeaseholdContender(Redis redis) {
+        this(redis, false);
+    }
+
+    public LeaseholdContender(Redis redis, boolean jedis) {
         // the starter's defaults (leasehold.* properties)
         LockEngineSettings settings = new LockEngineSettings("lock:", Duration.ofSeconds(30), Duration.ofSeconds(2),
                 Duration.ofSeconds(2));
-        this.connectionFactory = redis.newConnectionFactory();
-        this.server = new LettuceLockServer(connectionFactory, settings.keyPrefix());
+        this.jedis = jedis;
+        if (jedis) {
+            this.connectionFactory = redis.newJedisConnectionFactory();
+            this.server = new RedisTemplateLockServer(connectionFactory, settings.keyPrefix());
+        }
+        else {
+            var lettuce = redis.newConnectionFactory();
+            this.connectionFactory = lettuce;
+            this.server = new LettuceLockServer(lettuce, settings.keyPrefix());
+        }
         this.engine = new DefaultLockEngine(server, settings, new LockObserver() {
         });
     }
 
     @Override
     public String id() {
-        return ID;
+        return jedis ? JEDIS_ID : ID;
     }
 
     @Override
     public String displayName() {
-        return "Leasehold LockService";
+        return jedis ? "Leasehold LockService on Jedis" : "Leasehold LockService";
     }
 
     @Override
@@ -64,6 +87,11 @@ public final class LeaseholdContender implements Contender {
     public void close() {
         engine.close();
         server.close();
-        connectionFactory.destroy();
+        try {
+            ((DisposableBean) connectionFactory).destroy();
+        }
+        catch (Exception ex) {
+            throw new IllegalStateException(ex);
+        }
     }
 }

@@ -310,13 +310,16 @@ public class LettuceLockServer implements LockServer {
         return status == 1L ? Grant.granted(value) : Grant.refused(value);
     }
 
-    private static KeyState toKeyState(String key, List<Object> reply) {
+    /** Reads inspect.lua's reply (the counter arrives as bytes from Lettuce, as text through a template). */
+    static KeyState toKeyState(String key, List<?> reply) {
         long lockTtl = (Long) reply.get(0);
         long readers = (Long) reply.get(1);
         long readerLeft = (Long) reply.get(2);
         boolean writerWaiting = (Long) reply.get(3) > 0;
         Object fence = reply.size() > 4 ? reply.get(4) : null;
-        long counter = fence instanceof byte[] text ? Long.parseLong(new String(text, StandardCharsets.US_ASCII)) : 0;
+        String counterText = fence instanceof byte[] text ? new String(text, StandardCharsets.US_ASCII)
+                : fence instanceof String text ? text : null;
+        long counter = counterText != null ? Long.parseLong(counterText) : 0;
         if (lockTtl != -2) {
             return new KeyState(key, true, LockMode.EXCLUSIVE, 0, Math.max(0, lockTtl), writerWaiting, counter);
         }

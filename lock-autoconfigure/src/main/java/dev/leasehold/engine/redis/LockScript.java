@@ -13,6 +13,11 @@ record LockScript(String name, String sha1, byte[] body) {
         return new LockScript(name, script.getSha1(), script.getScriptAsString().getBytes(StandardCharsets.UTF_8));
     }
 
+    /** The same script as Spring Data Redis's {@link RedisScript}, for {@code RedisTemplate.execute}. */
+    <T> RedisScript<T> as(Class<T> resultType) {
+        return RedisScript.of(new String(body, StandardCharsets.UTF_8), resultType);
+    }
+
     static final LockScript ACQUIRE_EXCLUSIVE = load("acquire_exclusive");
 
     static final LockScript ACQUIRE_SHARED = load("acquire_shared");
