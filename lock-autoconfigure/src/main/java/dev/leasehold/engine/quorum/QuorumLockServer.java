@@ -262,10 +262,12 @@ public class QuorumLockServer implements LockServer {
 
     /**
      * Takes an acquire back on every node, each once its acquire's reply came (or failed or timed out):
-     * sent at once, a release can reach a node before the acquire it takes back (measured with MONITOR on
-     * a node whose reply had not come yet), and the late grant then blocks the key there for a whole
-     * lease; with only a bare majority of the nodes alive that blocks everyone. A node that refused for
-     * sure has nothing to take back.
+     * sent at once, a release can reach a node before the acquire it takes back (seen with MONITOR: the
+     * release, then the acquire, on one connection). The likely path: the nodes share Lettuce's event
+     * loops, the round is decided on one of them, and a write made on an event loop goes out at once,
+     * ahead of the acquire that the calling thread queued on that loop. The late grant then blocks the
+     * key there for a whole lease; with only a bare majority of the nodes alive that blocks everyone.
+     * A node that refused for sure has nothing to take back.
      */
     private void releaseEverywhere(Round<Grant> round, LockKeys keys, LockMode mode, String token) {
         for (int i = 0; i < nodes.size(); i++) {
