@@ -159,18 +159,7 @@ public class QuorumLockServer implements LockServer {
             List<Reply<Grant>> granted = replies.stream().filter(QuorumLockServer::grantedHere).toList();
             if (granted.size() < majority) {
                 releaseEverywhere(round, keys, mode, token);
-                if (granted.isEmpty()) {
-                    return notGranted(replies, 0);
-                }
-                // a split vote: some nodes granted, so the others were likely taken by a contender that got no
-                // majority either (with just a majority of the nodes alive, any split fails everyone). Both
-                // are woken by each other's releases at once and would split again: answer after a random
-                // pause, as Redlock prescribes, so that one of them retries alone first.
-                long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedAt);
-                long pauseMillis = java.util.concurrent.ThreadLocalRandom.current().nextLong(1, 6 + 2 * elapsedMillis);
-                return CompletableFuture.supplyAsync(() -> null,
-                        CompletableFuture.delayedExecutor(pauseMillis, TimeUnit.MILLISECONDS))
-                    .thenCompose(ignored -> notGranted(replies, granted.size()));
+                return notGranted(replies, granted.size());
             }
             long fence = granted.stream().mapToLong(reply -> reply.value().fencingToken()).max().orElseThrow();
             raiseLateGrants(keys, round, replies, fence);
