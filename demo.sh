@@ -3,11 +3,15 @@
 #
 #   ./demo.sh              with @DistributedLock: oversold must be 0
 #   ./demo.sh --no-lock    the same load without the lock: see what it prevents
+#   ./demo.sh --quorum     quorum mode: the locks live on five local Redis nodes (leasehold.quorum.nodes), and
+#                          two of the five are killed (SIGKILL) in the middle of the load: oversold must stay 0
 #
 # Options: --attempts N (2000)  --seats N (500)  --threads N (32)  --keep (leave the nodes up until Enter/Ctrl-C)
 # Redis: the server named by SPRING_DATA_REDIS_HOST/SPRING_DATA_REDIS_PORT (or --spring.data.redis.host=...,
 # --spring.data.redis.port=...; default 127.0.0.1:6379) if it answers; else a redis-server from the PATH on a
-# free port; else the binary packaged in the embedded-redis artifact. Needs only Java 17+ (the Maven wrapper
+# free port; else the binary packaged in the embedded-redis artifact. --quorum starts five more servers of
+# that binary (redis-server from the PATH, else embedded-redis) on free loopback ports as the quorum nodes;
+# spring.data.redis stays configured but holds no lock keys then. Needs only Java 17+ (the Maven wrapper
 # fetches Maven). Database: a fresh H2 file database, or SPRING_DATASOURCE_URL/_USERNAME/_PASSWORD (PostgreSQL).
 # Stops everything it started on exit and on Ctrl-C.
 set -euo pipefail
@@ -16,6 +20,7 @@ ROOT="$(cd "$(dirname "$0")" && pwd)"
 cd "$ROOT"
 
 LOCK_ARG=""
+QUORUM=no
 KEEP=no
 ATTEMPTS=2000
 SEATS=500
@@ -25,6 +30,7 @@ REDIS_PORT="${SPRING_DATA_REDIS_PORT:-6379}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-lock) LOCK_ARG="--no-lock" ;;
+        --quorum) QUORUM=yes ;;
         --keep) KEEP=yes ;;
         --attempts) ATTEMPTS="$2"; shift ;;
         --seats) SEATS="$2"; shift ;;
@@ -83,6 +89,16 @@ redis_answers() { # host port: true when a Redis server replies PONG (or asks fo
         printf "PING\r\n" >&3; read -r -t 2 line <&3; printf "%s" "$line"' _ "$1" "$2" 2>/dev/null || true)"
     [[ "$reply" == +PONG* ]]
 }
+redis_key_count() { # host port prefix: how many keys start with prefix (KEYS walks the whole server: fine for a demo)
+    timeout 5 bash -c '
+        exec 3<>"/dev/tcp/$1/$2" || exit 1
+        if [ -n "${SPRING_DATA_REDIS_PASSWORD:-}" ]; then
+            printf "AUTH %s\r\n" "$SPRING_DATA_REDIS_PASSWORD" >&3; read -r -t 2 _ <&3
+        fi
+        pattern="$3*"
+        printf "*2\r\n\$4\r\nKEYS\r\n\$%d\r\n%s\r\n" "${#pattern}" "$pattern" >&3
+        read -r -t 2 line <&3; line="${line#\*}"; printf "%s" "${line%$'"'"'\r'"'"'}"' _ "$1" "$2" "$3" 2>/dev/null || echo "?"
+}
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 free_port() {
     local port
@@ -103,36 +119,89 @@ start_redis() { # binary: starts it on a free loopback port, without persistence
     echo "Redis did not start:" >&2; tail -20 "$WORK/redis.log" >&2; exit 1
 }
 
+REDIS_BINARY=""
+REDIS_BINARY_SOURCE=""
+find_redis_binary() { # sets REDIS_BINARY: redis-server from the PATH, else the one packaged in embedded-redis
+    [ -n "$REDIS_BINARY" ] && return 0
+    if command -v redis-server > /dev/null; then
+        REDIS_BINARY="$(command -v redis-server)"
+        REDIS_BINARY_SOURCE="redis-server from the PATH ($REDIS_BINARY)"
+        return 0
+    fi
+    local version binary jar_tool
+    version="$(sed -n 's:.*<embedded-redis.version>\(.*\)</embedded-redis.version>.*:\1:p' pom.xml | head -1)"
+    case "$(uname -s)-$(uname -m)" in
+        Linux-x86_64|Linux-amd64) binary="redis-server-6.2.6-v5-linux-amd64" ;;
+        Linux-aarch64|Linux-arm64) binary="redis-server-6.2.7-linux-arm64" ;;
+        Linux-i?86) binary="redis-server-6.2.7-linux-386" ;;
+        Darwin-x86_64) binary="redis-server-6.2.6-v5-darwin-amd64" ;;
+        Darwin-arm64) binary="redis-server-6.2.6-v5-darwin-arm64" ;;
+        *) echo "No redis-server on the PATH, and embedded-redis has no binary for $(uname -sm)." >&2; exit 1 ;;
+    esac
+    say "No redis-server on the PATH: using the one packaged in embedded-redis $version"
+    ./mvnw -B -q dependency:copy -Dartifact="com.github.codemonstur:embedded-redis:$version" -DoutputDirectory="$WORK" -Dmdep.useBaseVersion=true
+    if command -v unzip > /dev/null; then
+        unzip -q -o "$WORK/embedded-redis-$version.jar" "$binary" -d "$WORK"
+    else
+        jar_tool="$(dirname "$(readlink -f "$JAVA")")/jar"   # the JDK's jar tool, next to java
+        [ -x "$jar_tool" ] || jar_tool="$(command -v jar || true)"
+        if [ -z "$jar_tool" ]; then echo "Need unzip or the JDK's jar tool to unpack embedded-redis." >&2; exit 1; fi
+        (cd "$WORK" && "$jar_tool" xf "embedded-redis-$version.jar" "$binary")
+    fi
+    chmod +x "$WORK/$binary"
+    REDIS_BINARY="$WORK/$binary"
+    REDIS_BINARY_SOURCE="the redis-server binary packaged in com.github.codemonstur:embedded-redis:$version ($binary)"
+}
+
+CONFIGURED_REDIS="$REDIS_HOST:$REDIS_PORT"
 if redis_answers "$REDIS_HOST" "$REDIS_PORT"; then
     REDIS_SOURCE="the configured spring.data.redis server at $REDIS_HOST:$REDIS_PORT (it answered PING)"
-elif command -v redis-server > /dev/null; then
-    start_redis "$(command -v redis-server)"
-    REDIS_SOURCE="redis-server from the PATH ($(command -v redis-server)), started on 127.0.0.1:$REDIS_PORT (nothing answered at the configured server)"
 else
-    VERSION="$(sed -n 's:.*<embedded-redis.version>\(.*\)</embedded-redis.version>.*:\1:p' pom.xml | head -1)"
-    case "$(uname -s)-$(uname -m)" in
-        Linux-x86_64|Linux-amd64) BINARY="redis-server-6.2.6-v5-linux-amd64" ;;
-        Linux-aarch64|Linux-arm64) BINARY="redis-server-6.2.7-linux-arm64" ;;
-        Linux-i?86) BINARY="redis-server-6.2.7-linux-386" ;;
-        Darwin-x86_64) BINARY="redis-server-6.2.6-v5-darwin-amd64" ;;
-        Darwin-arm64) BINARY="redis-server-6.2.6-v5-darwin-arm64" ;;
-        *) echo "No Redis answers, no redis-server on the PATH, and embedded-redis has no binary for $(uname -sm)." >&2; exit 1 ;;
-    esac
-    say "No Redis answers at $REDIS_HOST:$REDIS_PORT and no redis-server on the PATH: using embedded-redis $VERSION"
-    ./mvnw -B -q dependency:copy -Dartifact="com.github.codemonstur:embedded-redis:$VERSION" -DoutputDirectory="$WORK" -Dmdep.useBaseVersion=true
-    if command -v unzip > /dev/null; then
-        unzip -q -o "$WORK/embedded-redis-$VERSION.jar" "$BINARY" -d "$WORK"
-    else
-        JAR_TOOL="$(dirname "$(readlink -f "$JAVA")")/jar"   # the JDK's jar tool, next to java
-        [ -x "$JAR_TOOL" ] || JAR_TOOL="$(command -v jar || true)"
-        if [ -z "$JAR_TOOL" ]; then echo "Need unzip or the JDK's jar tool to unpack embedded-redis." >&2; exit 1; fi
-        (cd "$WORK" && "$JAR_TOOL" xf "embedded-redis-$VERSION.jar" "$BINARY")
-    fi
-    chmod +x "$WORK/$BINARY"
-    start_redis "$WORK/$BINARY"
-    REDIS_SOURCE="the redis-server binary packaged in com.github.codemonstur:embedded-redis:$VERSION ($BINARY), started on 127.0.0.1:$REDIS_PORT"
+    find_redis_binary
+    start_redis "$REDIS_BINARY"
+    REDIS_SOURCE="$REDIS_BINARY_SOURCE, started on 127.0.0.1:$REDIS_PORT (nothing answered at $CONFIGURED_REDIS)"
 fi
 say "Redis: $REDIS_SOURCE"
+
+# --- quorum nodes (--quorum) ---------------------------------------------------------------------------
+QUORUM_URLS=()      # redis://127.0.0.1:port of each node
+QUORUM_TARGETS=()   # pid@127.0.0.1:port of each node
+start_quorum_node() { # index: starts one independent redis-server on a free loopback port
+    local port pid dir="$WORK/quorum-$1"
+    mkdir -p "$dir"
+    for _ in 1 2 3; do
+        port="$(free_port)"
+        "$REDIS_BINARY" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
+            --protected-mode no > "$dir/redis.log" 2>&1 &
+        pid=$!
+        disown "$pid"   # it is killed on purpose: no "Killed" job notice from bash (the trap still stops it)
+        PIDS+=("$pid")
+        for _ in $(seq 1 100); do
+            if redis_answers 127.0.0.1 "$port"; then
+                QUORUM_URLS+=("redis://127.0.0.1:$port"); QUORUM_TARGETS+=("$pid@127.0.0.1:$port")
+                echo "    quorum node $1: 127.0.0.1:$port (pid $pid)"
+                return 0
+            fi
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$pid" 2>/dev/null || true
+    done
+    echo "Quorum node $1 did not start:" >&2; tail -20 "$dir/redis.log" >&2; exit 1
+}
+NODE_ARGS=()
+LOAD_ARGS=()
+if [ "$QUORUM" = yes ]; then
+    find_redis_binary
+    say "Quorum mode: five independent Redis nodes ($REDIS_BINARY_SOURCE)"
+    for i in 1 2 3 4 5; do start_quorum_node "$i"; done
+    NODE_ARGS+=("--leasehold.quorum.nodes=$(IFS=,; echo "${QUORUM_URLS[*]}")")
+    # two of the five, chosen at random, die by SIGKILL once half of the booking attempts were answered
+    first=$((RANDOM % 5)); second=$(((first + 1 + RANDOM % 4) % 5))
+    KILL="${QUORUM_TARGETS[$first]},${QUORUM_TARGETS[$second]}"
+    LOAD_ARGS+=(--kill-at-half "$KILL")
+    echo "    two of them ($(echo "$KILL" | sed 's/[0-9]*@//g')) will be killed (SIGKILL) half-way through the load"
+fi
 
 # --- two nodes -----------------------------------------------------------------------------------------
 KEY_PREFIX="leasehold-demo:$(date +%s)-$$:"   # this run's lock keys, apart from any other run's
@@ -152,7 +221,7 @@ try_node() {
     SPRING_DATA_REDIS_HOST="$REDIS_HOST" SPRING_DATA_REDIS_PORT="$REDIS_PORT" \
         "$JAVA" -Xmx384m -XX:TieredStopAtLevel=1 -jar "$JAR" --server.port="$port" --server.address=127.0.0.1 \
         --ticket-office.node="$1" --ticket-office.data-dir="$WORK/data" --leasehold.key-prefix="$KEY_PREFIX" \
-        --logging.level.root=WARN --spring.main.banner-mode=off > "$WORK/$1.log" 2>&1 &
+        --logging.level.root=WARN --spring.main.banner-mode=off ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} > "$WORK/$1.log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
     printf '    %s on http://127.0.0.1:%s ' "$1" "$port"
@@ -167,7 +236,8 @@ try_node() {
     echo "not up after 5 minutes"; return 1
 }
 if [ -n "${SPRING_DATASOURCE_URL:-}" ]; then DATABASE="$SPRING_DATASOURCE_URL"; else DATABASE="an H2 file database in $WORK/data"; fi
-say "Starting two instances of the sample (two JVMs; one Redis; one database: $DATABASE)"
+if [ "$QUORUM" = yes ]; then LOCKS_ON="locks on the five quorum nodes"; else LOCKS_ON="one Redis"; fi
+say "Starting two instances of the sample (two JVMs; $LOCKS_ON; one database: $DATABASE)"
 start_node node-a
 start_node node-b
 say "Live page while it runs: ${NODES[0]}/  and  ${NODES[1]}/"
@@ -176,11 +246,17 @@ say "Live page while it runs: ${NODES[0]}/  and  ${NODES[1]}/"
 # in the background, so that a signal to this script stops it at once (the trap stops it with the nodes)
 "$JAVA" -cp "$JAR" -Dloader.main=dev.leasehold.samples.ticketoffice.demo.LoadDriver \
     org.springframework.boot.loader.launch.PropertiesLauncher \
-    --nodes "$(IFS=,; echo "${NODES[*]}")" --attempts "$ATTEMPTS" --seats "$SEATS" --threads "$THREADS" $LOCK_ARG &
+    --nodes "$(IFS=,; echo "${NODES[*]}")" --attempts "$ATTEMPTS" --seats "$SEATS" --threads "$THREADS" $LOCK_ARG \
+    ${LOAD_ARGS[@]+"${LOAD_ARGS[@]}"} &
 PIDS+=($!)
 STATUS=0
 wait $! || STATUS=$?
-echo "  redis             $REDIS_SOURCE"
+if [ "$QUORUM" = yes ]; then
+    echo "  lock keys         on the quorum: leasehold.quorum.nodes=$(IFS=,; echo "${QUORUM_URLS[*]}")"
+    echo "  spring.data.redis $REDIS_SOURCE; holds no lock keys ($(redis_key_count "$REDIS_HOST" "$REDIS_PORT" "$KEY_PREFIX") keys under $KEY_PREFIX)"
+else
+    echo "  redis             $REDIS_SOURCE"
+fi
 if [ "$KEEP" = yes ]; then
     say "The nodes stay up (live page ${NODES[0]}/): press Enter or Ctrl-C to stop them"
     read -r _ || true

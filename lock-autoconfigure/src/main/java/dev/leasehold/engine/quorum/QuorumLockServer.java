@@ -158,7 +158,7 @@ public class QuorumLockServer implements LockServer {
             });
             List<Reply<Grant>> granted = replies.stream().filter(QuorumLockServer::grantedHere).toList();
             if (granted.size() < majority) {
-                releaseEverywhere(keys, mode, token);
+                releaseEverywhere(round, keys, mode, token);
                 return notGranted(replies, granted.size());
             }
             long fence = granted.stream().mapToLong(reply -> reply.value().fencingToken()).max().orElseThrow();
@@ -166,16 +166,16 @@ public class QuorumLockServer implements LockServer {
             long known = granted.stream().filter(reply -> reply.value().fencingToken() == fence).count();
             if (known >= majority) {
                 // the counters agree: the majority that granted already stores the token
-                return valid(keys, mode, token, leaseMillis, startedAt, fence);
+                return valid(round, keys, mode, token, leaseMillis, startedAt, fence);
             }
             return makeKnown(keys, granted, fence, (int) known, startedAt).thenCompose(ok -> {
                 if (!ok) {
-                    releaseEverywhere(keys, mode, token);
+                    releaseEverywhere(round, keys, mode, token);
                     return CompletableFuture.failedFuture(new QuorumUnavailableException("Fencing token " + fence
                             + " of '" + keys.logicalKey() + "' could not be stored on " + majority + " of "
                             + nodes.size() + " Redis servers in time"));
                 }
-                return valid(keys, mode, token, leaseMillis, startedAt, fence);
+                return valid(round, keys, mode, token, leaseMillis, startedAt, fence);
             });
         });
     }
@@ -224,11 +224,11 @@ public class QuorumLockServer implements LockServer {
     }
 
     /** Granted only if time is left on the lease after the round trips and the drift allowance. */
-    private CompletableFuture<Grant> valid(LockKeys keys, LockMode mode, String token, long leaseMillis,
+    private CompletableFuture<Grant> valid(Round<Grant> round, LockKeys keys, LockMode mode, String token, long leaseMillis,
             long startedAt, long fence) {
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedAt);
         if (leaseMillis - elapsedMillis - driftMillis(leaseMillis) <= 0) {
-            releaseEverywhere(keys, mode, token);
+            releaseEverywhere(round, keys, mode, token);
             return CompletableFuture.failedFuture(new QuorumUnavailableException("Lock '" + keys.logicalKey()
                     + "' was granted by a majority only after " + elapsedMillis + " ms, with nothing left of its "
                     + leaseMillis + " ms lease after the clock drift allowance"));
@@ -249,14 +249,29 @@ public class QuorumLockServer implements LockServer {
                 + nodes.size() + " Redis servers granted the lock (" + majority + " needed); " + describe(replies)));
     }
 
-    private void releaseEverywhere(LockKeys keys, LockMode mode, String token) {
-        for (QuorumNode node : nodes) {
-            try {
-                node.server().release(keys, mode, token);
-            }
-            catch (RuntimeException ex) {
-                logger.debug("Release on " + node + " failed", ex);
-            }
+    /**
+     * Takes an acquire back on every node, each once its acquire's reply came (or failed or timed out):
+     * sent at once, a release can reach a node before the acquire it takes back (seen with MONITOR: the
+     * release, then the acquire, on one connection). The likely path: the nodes share Lettuce's event
+     * loops, the round is decided on one of them, and a write made on an event loop goes out at once,
+     * ahead of the acquire that the calling thread queued on that loop. The late grant then blocks the
+     * key there for a whole lease; with only a bare majority of the nodes alive that blocks everyone.
+     * A node that refused for sure has nothing to take back.
+     */
+    private void releaseEverywhere(Round<Grant> round, LockKeys keys, LockMode mode, String token) {
+        for (int i = 0; i < nodes.size(); i++) {
+            QuorumNode node = nodes.get(i);
+            round.calls().get(i).whenComplete((grant, error) -> {
+                if (grant != null && !grant.granted()) {
+                    return;
+                }
+                try {
+                    node.server().release(keys, mode, token);
+                }
+                catch (RuntimeException ex) {
+                    logger.debug("Release on " + node + " failed", ex);
+                }
+            });
         }
     }
 

@@ -3,6 +3,7 @@ package dev.leasehold.engine.quorum;
 import java.net.URI;
 import java.time.Duration;
 
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
 
@@ -78,7 +79,13 @@ public final class QuorumNodes {
         RedisConfiguration configuration = LettuceConnectionFactory.createRedisConfiguration(uri);
         LettuceClientConfiguration.LettuceClientConfigurationBuilder client = LettuceClientConfiguration.builder()
             .commandTimeout(commandTimeout)
-            .clientName("leasehold-quorum");
+            .clientName("leasehold-quorum")
+            // a node whose connection is down (killed, restarting, unreachable) fails a step at once instead of
+            // queueing it for leasehold.redis-timeout: the quorum's outcome is then known from the live nodes
+            // alone, and nothing queued runs late on a server that came back empty
+            .clientOptions(ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .build());
         if (resources != null) {
             client.clientResources(resources);
         }

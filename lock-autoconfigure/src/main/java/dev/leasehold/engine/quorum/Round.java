@@ -7,6 +7,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
+import dev.leasehold.engine.LockServerException;
+
 /**
  * One step sent to several nodes at once. The step is dispatched to every node from the calling thread,
  * in node order, so steps on one key keep the order they were called in on every node's connection.
@@ -60,7 +62,9 @@ final class Round<T> {
                 if (error != null) {
                     node.failed();
                 }
-                node.answered(error == null || !(unwrap(error) instanceof java.util.concurrent.TimeoutException));
+                // an error reply is an answer (an ACL rule, say); a timeout or no connection is not
+                node.answered(error == null || (unwrap(error) instanceof LockServerException ex
+                        && ex.kind() == LockServerException.Kind.REFUSED));
                 round.add(new Reply<>(node, value, error != null ? unwrap(error) : null, node.counts()));
             });
         }

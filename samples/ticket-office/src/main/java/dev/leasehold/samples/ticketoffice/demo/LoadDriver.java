@@ -24,8 +24,10 @@ import tools.jackson.databind.json.JsonMapper;
  * public HTTP API and Actuator are used.
  * <pre>
  * LoadDriver --nodes http://127.0.0.1:8081,http://127.0.0.1:8082 [--attempts 2000] [--seats 500]
- *            [--threads 32] [--no-lock]
+ *            [--threads 32] [--no-lock] [--kill-at-half pid@host:port,pid@host:port]
  * </pre>
+ * {@code --kill-at-half} (the demo's {@code --quorum}) kills those Redis processes (SIGKILL) once half of the
+ * attempts were answered, and the report then shows the quorum's per-node health.
  * Exits with 1 when a locked run oversold (that would be a bug), 2 on bad arguments or unreachable nodes.
  */
 public final class LoadDriver {
@@ -60,7 +62,17 @@ public final class LoadDriver {
 
     private volatile long showId;
 
+    private volatile long startedAt;
+
+    /** The quorum fault to inject, or null. */
+    private final QuorumFault fault;
+
     LoadDriver(List<String> nodes, int attempts, int seats, int threads, boolean locked, PrintStream out) {
+        this(nodes, attempts, seats, threads, locked, null, out);
+    }
+
+    LoadDriver(List<String> nodes, int attempts, int seats, int threads, boolean locked, QuorumFault fault, PrintStream out) {
+        this.fault = fault;
         this.nodes = List.copyOf(nodes);
         this.attempts = attempts;
         this.seats = seats;
@@ -75,6 +87,7 @@ public final class LoadDriver {
         int seats = 500;
         int threads = 32;
         boolean locked = true;
+        QuorumFault fault = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--nodes" -> nodes.addAll(List.of(args[++i].split(",")));
@@ -82,6 +95,7 @@ public final class LoadDriver {
                 case "--seats" -> seats = Integer.parseInt(args[++i]);
                 case "--threads" -> threads = Integer.parseInt(args[++i]);
                 case "--no-lock" -> locked = false;
+                case "--kill-at-half" -> fault = QuorumFault.parse(args[++i]);
                 default -> {
                     System.err.println("Unknown argument " + args[i]);
                     System.exit(2);
@@ -92,7 +106,7 @@ public final class LoadDriver {
             System.err.println("Give the nodes: --nodes http://127.0.0.1:8081,http://127.0.0.1:8082");
             System.exit(2);
         }
-        Report report = new LoadDriver(nodes, attempts, seats, threads, locked, System.out).run();
+        Report report = new LoadDriver(nodes, attempts, seats, threads, locked, fault, System.out).run();
         System.exit(report.locked() && report.oversold() > 0 ? 1 : 0);
     }
 
@@ -105,6 +119,7 @@ public final class LoadDriver {
         out.printf(Locale.ROOT, "%d booking attempts (1 seat each) for %d seats from %d client threads, through %d nodes, %s%n",
                 attempts, seats, threads, nodes.size(), locked ? "WITH the lock" : "WITHOUT the lock (--no-lock)");
         long startedAt = System.nanoTime();
+        this.startedAt = startedAt;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         List<Future<?>> clients = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -155,6 +170,14 @@ public final class LoadDriver {
             }
             catch (Exception ex) {
                 error(ex.toString());
+            }
+            if (fault != null) {
+                int answered = booked.get() + soldOut.get() + busy.get() + failed.get();
+                fault.afterAnswer(answered, attempts, startedAt).ifPresent(line -> {
+                    synchronized (out) {
+                        out.println(System.console() != null ? "\n  " + line : "  " + line);
+                    }
+                });
             }
         }
     }
@@ -214,6 +237,11 @@ public final class LoadDriver {
         out.printf(Locale.ROOT, "  lost locks        %d%n", lost);
         if (failed.get() > 0) {
             out.println("  last error        " + lastErrorText);
+        }
+        if (fault != null) {
+            for (String line : fault.reportLines(nodes, attempts, http, json)) {
+                out.println("  " + line);
+            }
         }
         for (String node : nodes) {
             out.println("  live page         " + node + "/");
