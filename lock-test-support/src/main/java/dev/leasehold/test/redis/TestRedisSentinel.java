@@ -244,6 +244,11 @@ public final class TestRedisSentinel implements AutoCloseable {
      * follows another address than the primary's.)
      */
     public void cutReplication() {
+        cutReplication(primary);
+    }
+
+    /** {@link #cutReplication()} on another node, e.g. {@link #currentPrimaryNode()} after a failover. */
+    public void cutReplication(TestRedisServer primary) {
         primary.commands(List.of(new String[] { "CONFIG", "SET", "requirepass", "partitioned" },
                 new String[] { "CLIENT", "KILL", "TYPE", "replica" }));
     }
