@@ -1,0 +1,105 @@
+package dev.leasehold.engine;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+import dev.leasehold.LockMode;
+
+/**
+ * A real server that remembers the owner token of every grant by key and fencing token, so a test can
+ * compare what a holder believes it holds with what a Redis node has under {@code lock:{key}}. Every call
+ * goes to the real server unchanged.
+ */
+final class TokenRecordingLockServer implements LockServer {
+
+    private final LockServer real;
+
+    private final Map<String, String> tokens = new ConcurrentHashMap<>();
+
+    TokenRecordingLockServer(LockServer real) {
+        this.real = real;
+    }
+
+    /** The owner token of the grant of {@code lockKey} that carried this fencing token, or null; forgets it. */
+    String takeToken(String lockKey, long fencingToken) {
+        return tokens.remove(lockKey + "#" + fencingToken);
+    }
+
+    @Override
+    public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
+            long writerWaitingMillis, String waiterId) {
+        return real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId).thenApply(grant -> {
+            if (grant.granted()) {
+                tokens.put(keys.lock() + "#" + grant.fencingToken(), token);
+            }
+            return grant;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
+        return real.renew(keys, mode, token, leaseMillis);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
+        return real.release(keys, mode, token);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
+        return real.release(keys, mode, token, keepMillis);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
+        return real.withdrawWriter(keys, waiterId);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> isLocked(LockKeys keys) {
+        return real.isLocked(keys);
+    }
+
+    @Override
+    public void onRelease(Consumer<String> channelListener) {
+        real.onRelease(channelListener);
+    }
+
+    @Override
+    public void onSubscriptionLost(Runnable listener) {
+        real.onSubscriptionLost(listener);
+    }
+
+    @Override
+    public CompletableFuture<Void> subscribe(String channel) {
+        return real.subscribe(channel);
+    }
+
+    @Override
+    public CompletableFuture<Void> unsubscribe(String channel) {
+        return real.unsubscribe(channel);
+    }
+
+    @Override
+    public long validMillis(long leaseMillis) {
+        return real.validMillis(leaseMillis);
+    }
+
+    @Override
+    public CompletableFuture<KeyState> inspect(LockKeys keys) {
+        return real.inspect(keys);
+    }
+
+    @Override
+    public CompletableFuture<Void> ping() {
+        return real.ping();
+    }
+
+    @Override
+    public void close() {
+        real.close();
+    }
+}
