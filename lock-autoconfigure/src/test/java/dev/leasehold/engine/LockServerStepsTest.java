@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Each per-server step answers what its contract says (a failing script must not pass for a done step). */
 class LockServerStepsTest {
@@ -51,6 +52,24 @@ class LockServerStepsTest {
             assertThat(await(server.release(keys, mode, "mine"))).isFalse();
             assertThat(await(server.isLocked(keys))).isFalse();
         }
+    }
+
+    @Test
+    void aClosedServerFailsItsStepsAtOnceAndNeverConnectsAgain() throws Exception {
+        LockKeys keys = LockKeys.of("lock:", "closed");
+        assertThat(await(server.isLocked(keys))).isFalse();
+        server.close();
+        int clientsAfterClose = clients();
+        // a late reply's follow-up (a take-back, a withdrawn writer) after close: no blocking reconnect
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> await(server.release(keys, LockMode.EXCLUSIVE, "late")))
+            .hasCauseInstanceOf(LockServerException.class).hasMessageContaining("closed");
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
+        assertThat(clients()).isLessThanOrEqualTo(clientsAfterClose);
+    }
+
+    private int clients() {
+        return redis.server().command("CLIENT", "LIST").split("id=").length - 1;
     }
 
     @Test

@@ -119,7 +119,12 @@ final class AcknowledgedWrites implements AutoCloseable {
                 return CompletableFuture.failedFuture(ex);
             }
         }
-        return CompletableFuture.supplyAsync(() -> commands(connect(), key), connector);
+        try {
+            return CompletableFuture.supplyAsync(() -> commands(connect(), key), connector);
+        }
+        catch (java.util.concurrent.RejectedExecutionException ex) {
+            return CompletableFuture.failedFuture(new IllegalStateException("the lock server is closed", ex));
+        }
     }
 
     private StatefulConnection<byte[], byte[]> connect() {

@@ -49,6 +49,8 @@ public class LettuceLockServer implements LockServer {
 
     private volatile LettuceConnection dataConnection;
 
+    private volatile boolean closed;
+
     /** Null unless grants and renewals must be acknowledged by replicas. */
     private final AcknowledgedWrites acknowledged;
 
@@ -245,6 +247,11 @@ public class LettuceLockServer implements LockServer {
     }
 
     private RedisClusterAsyncCommands<byte[], byte[]> commands() {
+        if (closed) {
+            // never reconnect after close: a late reply's follow-up step may run on a Lettuce I/O thread, and a
+            // blocking connect there can hang the shutdown of the other connections
+            throw new LockServerException(LockServerException.Kind.UNAVAILABLE, "the lock server is closed", null);
+        }
         LettuceConnection connection = dataConnection;
         if (connection == null || connection.isClosed()) {
             // a lock, not synchronized: connecting is I/O and must not pin a virtual thread
@@ -373,6 +380,7 @@ public class LettuceLockServer implements LockServer {
 
     @Override
     public void close() {
+        closed = true;
         subscriptions.close();
         if (acknowledged != null) {
             acknowledged.close();
