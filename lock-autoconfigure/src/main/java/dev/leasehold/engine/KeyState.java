@@ -13,8 +13,9 @@ import dev.leasehold.LockMode;
  * @param readers readers holding it now
  * @param leaseLeftMillis lease left of the exclusive owner, or of the longest reader lease; 0 when free
  * @param writerWaiting whether a writer waits for the readers (new readers are kept out meanwhile)
- * @param fencingCounter the last fencing token granted on the key, 0 when Redis has none (the counter
- * expires a minute after the last lease); the next grant is higher
+ * @param fencingCounter the last fencing token granted on the key, 0 when Redis has none (on one server
+ * the counter expires a minute after the last lease; in quorum mode it never expires, and this is the
+ * highest of the nodes'); the next grant is higher
  */
 public record KeyState(String key, boolean held, LockMode mode, long readers, long leaseLeftMillis,
         boolean writerWaiting, long fencingCounter) {
