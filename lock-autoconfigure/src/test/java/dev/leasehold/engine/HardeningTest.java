@@ -13,17 +13,9 @@ import java.util.concurrent.TimeUnit;
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
-import dev.leasehold.engine.EngineFixture.ServerKind;
-import dev.leasehold.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -33,27 +25,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Edge paths an outside review broke: each test failed before its fix. */
 @Timeout(120)
-@ParameterizedClass(name = "{0}")
-@EnumSource(ServerKind.class)
-class HardeningTest {
-
-    @RegisterExtension
-    static RedisServerExtension redis = new RedisServerExtension();
-
-    @Parameter
-    ServerKind kind;
-
-    private EngineFixture fixture;
-
-    @BeforeEach
-    void setUp() {
-        fixture = new EngineFixture(redis.server(), kind);
-    }
-
-    @AfterEach
-    void tearDown() {
-        fixture.close();
-    }
+class HardeningTest extends EveryServerEngineTest {
 
     private static LockEngineSettings settings(Duration redisTimeout) {
         return EngineFixture.fastSettings().withRedisTimeout(redisTimeout);

@@ -5,45 +5,20 @@ import java.util.Optional;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
-import dev.leasehold.engine.EngineFixture.ServerKind;
-import dev.leasehold.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @Timeout(90)
-@ParameterizedClass(name = "{0}")
-@EnumSource(ServerKind.class)
-class RedisFaultTest {
-
-    @RegisterExtension
-    static RedisServerExtension redis = new RedisServerExtension();
-
-    @Parameter
-    ServerKind kind;
-
-    private EngineFixture fixture;
+class RedisFaultTest extends EveryServerEngineTest {
 
     @BeforeEach
-    void setUp() {
+    void needsAControllableServer() {
         Assumptions.assumeTrue(redis.server().controllable(), "needs a Redis server this test may stop");
-        fixture = new EngineFixture(redis.server(), kind);
-    }
-
-    @AfterEach
-    void tearDown() {
-        if (fixture != null) {
-            fixture.close();
-        }
     }
 
     private static LockEngineSettings settings(Duration leaseTime) {

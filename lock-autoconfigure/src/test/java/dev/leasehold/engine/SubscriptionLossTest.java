@@ -6,15 +6,9 @@ import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockHandle;
 import dev.leasehold.engine.EngineFixture.ServerKind;
-import dev.leasehold.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,26 +17,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * missed meanwhile must cost a waiter about a second, not the holder's lease.
  */
 @Timeout(120)
-@ParameterizedClass(name = "{0}")
-@EnumSource(ServerKind.class)
-class SubscriptionLossTest {
-
-    @RegisterExtension
-    static RedisServerExtension redis = new RedisServerExtension();
-
-    @Parameter
-    ServerKind kind;
-
-    private EngineFixture fixture;
-
-    @BeforeEach
-    void setUp() {
-        fixture = new EngineFixture(redis.server(), kind);
-    }
+class SubscriptionLossTest extends EveryServerEngineTest {
 
     @AfterEach
-    void tearDown() {
-        fixture.close();
+    void deleteAclUser() {
         redis.server().command("ACL", "DELUSER", "app");
     }
 
