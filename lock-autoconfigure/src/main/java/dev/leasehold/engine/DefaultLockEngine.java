@@ -57,6 +57,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     private final QueueHeadAcquirer acquirer;
 
+    private final LocalHandOff handOff;
+
     private final Reentrancy reentrancy = new Reentrancy();
 
     private final LeaseExtension leaseExtension;
@@ -86,7 +88,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         this.watchdog = new Watchdog(server, scheduler, settings.leaseTime(), settings.redisTimeout(), this::lose,
                 this.observer);
         this.watchdog.start();
-        this.acquirer = new QueueHeadAcquirer(server, settings, tokens, signals, shutdown);
+        this.handOff = new LocalHandOff(server, settings, shutdown);
+        this.acquirer = new QueueHeadAcquirer(server, settings, tokens, signals, shutdown, handOff);
         this.leaseExtension = new LeaseExtension(server, settings.redisTimeout(), watchdog, this::lose);
     }
 
@@ -155,41 +158,57 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         long deadline = startedAt + waitTime.toNanos();
         boolean renewed = leaseTime == null;
         long leaseMillis = renewed ? settings.leaseTime().toMillis() : Math.max(1, leaseTime.toMillis());
+        // only an exclusive watchdog lock can be handed over by a local holder (LocalHandOff)
+        LockMode takeOverMode = mode != LockMode.READ && renewed ? mode : null;
         LocalGates.Gate gate = gates.join(keys.logicalKey());
         boolean granted = false;
+        boolean haveTurn = false;
         try {
-            if (!gate.enter(deadline - System.nanoTime())) {
-                if (shutdown.isDone()) {
-                    throw QueueHeadAcquirer.shuttingDown(keys.logicalKey());
-                }
-                observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt, null);
-                return Optional.empty();
-            }
-            try {
-                HeldLock lock = acquirer.acquire(keys, mode, leaseMillis, renewed, deadline, gate);
-                if (lock == null) {
+            HeldLock lock = null;
+            while (lock == null) {
+                LocalGates.Turn turn = gate.enter(takeOverMode, deadline - System.nanoTime());
+                if (turn == null) {
+                    if (shutdown.isDone()) {
+                        throw QueueHeadAcquirer.shuttingDown(keys.logicalKey());
+                    }
                     observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt, null);
                     return Optional.empty();
                 }
-                granted = true;
-                observer.acquired(keys.logicalKey(), mode, System.nanoTime() - startedAt);
-                return Optional.of(register(lock));
-            }
-            catch (LockAcquisitionException ex) {
-                observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt, ex.getCause());
-                throw ex;
-            }
-            finally {
-                if (!granted || mode == LockMode.READ) {
-                    gate.exit();
+                haveTurn = true;
+                if (turn.handedOver() == null) {
+                    break;
                 }
+                LocalHandOff.TakeOver takeOver = handOff.takeOver(turn.handedOver());
+                lock = takeOver.lock();
+                if (lock == null && !takeOver.turnKept()) {
+                    haveTurn = false; // the lease was lost on the way, which passed the turn on: queue again
+                    continue;
+                }
+                break;
             }
+            if (lock == null) {
+                lock = acquirer.acquire(keys, mode, leaseMillis, renewed, deadline, gate);
+            }
+            if (lock == null) {
+                observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt, null);
+                return Optional.empty();
+            }
+            granted = true;
+            observer.acquired(keys.logicalKey(), mode, System.nanoTime() - startedAt);
+            return Optional.of(register(lock));
+        }
+        catch (LockAcquisitionException ex) {
+            observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt, ex.getCause());
+            throw ex;
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
             throw new LockAcquisitionException(keys.logicalKey(), "Interrupted while waiting for '" + keys.logicalKey() + "'", ex);
         }
         finally {
+            if (haveTurn && (!granted || mode == LockMode.READ)) {
+                gate.exit();
+            }
             if (!granted) {
                 gate.leave();
             }
@@ -240,10 +259,14 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     }
 
     private CompletableFuture<Void> release(HeldLock lock, HeldLock.State before) {
-        releasing.add(lock);
         watchdog.forget(lock);
         active.remove(lock);
         observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
+        if (handOff.tryHandOff(lock, before)) {
+            lock.gate.leave(); // the next local holder has the key now, and Redis was not told
+            return RELEASED;
+        }
+        releasing.add(lock);
         CompletableFuture<Boolean> reply;
         try {
             long keep = lock.holdLeftMillis();
@@ -357,6 +380,10 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     int localGateCount() {
         return gates.size();
+    }
+
+    int locallyQueuedCount() {
+        return gates.queued();
     }
 
     int subscribedChannelCount() {

@@ -19,7 +19,17 @@ final class HeldLock {
 
     final String token;
 
-    final long fencingToken;
+    /** Set once before the lock is handed to its owner (a hand-off may reserve it after the turn passed). */
+    volatile long fencingToken;
+
+    /**
+     * The turn this JVM holds the key in Redis for (exclusive watchdog locks on servers that reserve fencing
+     * tokens), passed from holder to holder by local hand-offs; null when the lock is never handed off.
+     */
+    final Turn turn;
+
+    /** The lock this one was handed to, same token in Redis: a lease found lost later is its successor's. */
+    volatile HeldLock successor;
 
     final Thread owner;
 
@@ -63,11 +73,11 @@ final class HeldLock {
 
     HeldLock(LockKeys keys, LockMode mode, String token, long fencingToken, Thread owner, boolean renewed,
             long leaseMillis, long sentAtNanos, LocalGates.Gate gate) {
-        this(keys, mode, token, fencingToken, owner, renewed, leaseMillis, leaseMillis, sentAtNanos, gate);
+        this(keys, mode, token, fencingToken, owner, renewed, leaseMillis, leaseMillis, sentAtNanos, gate, null);
     }
 
     HeldLock(LockKeys keys, LockMode mode, String token, long fencingToken, Thread owner, boolean renewed,
-            long leaseMillis, long validMillis, long sentAtNanos, LocalGates.Gate gate) {
+            long leaseMillis, long validMillis, long sentAtNanos, LocalGates.Gate gate, Turn turn) {
         this.keys = keys;
         this.mode = mode;
         this.token = token;
@@ -79,6 +89,44 @@ final class HeldLock {
         this.acquiredAtNanos = System.nanoTime();
         this.leaseEndsAtNanos = sentAtNanos + validMillis * 1_000_000L;
         this.gate = gate;
+        this.turn = turn;
+    }
+
+    /** The holder that has this lock's Redis lease now: the end of its hand-off chain. */
+    HeldLock latest() {
+        HeldLock current = this;
+        for (HeldLock next = current.successor; next != null; next = current.successor) {
+            current = next;
+        }
+        return current;
+    }
+
+    /** This lock's turn at the gate passed on with a hand-off (or is passed on otherwise): never exit it again. */
+    void gatePassedOn() {
+        gateOpened.set(true);
+    }
+
+    /**
+     * One JVM's uninterrupted possession of an exclusive key in Redis, under one owner token, over the
+     * local hand-offs between its threads: the fencing tokens reserved for them, and when the turn ends.
+     * Used by one holder at a time (a hand-off passes it on, with a happens-before edge).
+     */
+    static final class Turn {
+
+        /** Next reserved fencing token, and the last one; next > last: a reservation round trip is due. */
+        long nextFence;
+
+        long lastFence;
+
+        int handOffs;
+
+        /** Another instance queues for the key: the current holder releases to it instead of handing off. */
+        volatile boolean closing;
+
+        Turn(long nextFence, long lastFence) {
+            this.nextFence = nextFence;
+            this.lastFence = lastFence;
+        }
     }
 
     String key() {

@@ -1,18 +1,27 @@
 package dev.leasehold.engine;
 
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+
+import dev.leasehold.LockMode;
 
 /**
  * Queues the threads of this JVM that want the same key, first come first served, so only the head of
- * the queue talks to Redis. An exclusive holder keeps its key's gate until it releases, so local
- * waiters wait here without any Redis traffic; a reader passes the gate once granted.
+ * the queue talks to Redis. An exclusive holder keeps its key's turn until it releases, so local waiters
+ * wait here without any Redis traffic; a reader passes the turn on once granted. A releasing exclusive
+ * holder may hand the lock itself to the next waiter with its turn ({@link Gate#handOff}), without Redis.
  * Gates exist only while someone uses them.
  */
 final class LocalGates {
 
     private final ConcurrentHashMap<String, Gate> gates = new ConcurrentHashMap<>();
+
+    private volatile boolean closed;
 
     /** Joins the key's gate; every join must be matched by one {@link Gate#leave()}. */
     Gate join(String key) {
@@ -27,31 +36,144 @@ final class LocalGates {
         return gates.size();
     }
 
-    /** Lets every queued thread through (shutdown: each then sees the engine closing and gives up). */
+    /** Threads queued behind the head of their key's queue, over all keys (diagnostics and tests). */
+    int queued() {
+        int queued = 0;
+        for (Gate gate : gates.values()) {
+            synchronized (gate) {
+                queued += gate.waiting.size();
+            }
+        }
+        return queued;
+    }
+
+    /** Gives every queued thread, and every later one, a turn at once (shutdown: each then gives up). */
     void openAll() {
-        gates.values().forEach(gate -> gate.permit.release(Integer.MAX_VALUE / 2));
+        closed = true;
+        gates.values().forEach(Gate::openAll);
+    }
+
+    /** What a waiter receives with its turn: nothing (it goes to Redis), or a lock handed to it. */
+    record Turn(HeldLock handedOver) {
+
+        static final Turn FREE = new Turn(null);
     }
 
     final class Gate {
 
         private final String key;
 
-        private final Semaphore permit = new Semaphore(1, true);
+        /** Waiters in arrival order; guarded by this gate's monitor. */
+        private final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
 
+        /** Whether someone has the turn now; guarded by this gate's monitor. */
+        private boolean taken;
+
+        /** Threads using the gate; changed only inside the map's compute. */
         private int users;
 
         private Gate(String key) {
             this.key = key;
         }
 
-        /** Waits to be at the head of the queue; false when the time ran out first. */
-        boolean enter(long timeoutNanos) throws InterruptedException {
-            return permit.tryAcquire(Math.max(0, timeoutNanos), TimeUnit.NANOSECONDS);
+        /**
+         * Waits for the calling thread's turn at the head of the queue; null when the time ran out first.
+         * @param takeOverMode the mode in which this waiter takes an exclusive watchdog lock handed to it, or
+         * null when it cannot take one (a reader, a fixed lease)
+         */
+        Turn enter(LockMode takeOverMode, long timeoutNanos) throws InterruptedException {
+            Waiter waiter;
+            synchronized (this) {
+                if (closed || !taken) {
+                    taken = true;
+                    return Turn.FREE;
+                }
+                waiter = new Waiter(Thread.currentThread(), takeOverMode);
+                waiting.add(waiter);
+            }
+            try {
+                return waiter.turn.get(Math.max(0, timeoutNanos), TimeUnit.NANOSECONDS);
+            }
+            catch (TimeoutException ex) {
+                return cancelOrTake(waiter);
+            }
+            catch (InterruptedException ex) {
+                Turn turn = cancelOrTake(waiter);
+                if (turn == null) {
+                    throw ex;
+                }
+                Thread.currentThread().interrupt(); // the turn came at the same moment: keep it, keep the flag
+                return turn;
+            }
+            catch (ExecutionException ex) {
+                throw new IllegalStateException(ex); // never completed exceptionally
+            }
         }
 
-        /** Lets the next local waiter try. Any thread may call it (a lock may be closed elsewhere). */
+        /** A waiter leaving: null once it is out of the queue, or the turn that reached it first. */
+        private Turn cancelOrTake(Waiter waiter) {
+            if (waiter.turn.complete(null)) {
+                synchronized (this) {
+                    waiting.remove(waiter);
+                }
+                return null;
+            }
+            return waiter.turn.join();
+        }
+
+        /**
+         * Hands an exclusive lock to the next waiter, if it can take one (the head of the queue only, so
+         * the order stays first come first served): {@code successor} makes the lock for the waiter's thread.
+         * True when a waiter took it, with the turn; false when the caller still has the turn.
+         */
+        boolean handOff(BiFunction<Thread, LockMode, HeldLock> successor) {
+            while (true) {
+                Waiter next;
+                synchronized (this) {
+                    next = waiting.peek();
+                    if (next == null || next.takeOverMode == null) {
+                        return false;
+                    }
+                    waiting.poll();
+                }
+                HeldLock handed = successor.apply(next.thread, next.takeOverMode);
+                if (next.turn.complete(new Turn(handed))) {
+                    return true;
+                }
+                // that waiter gave up at this moment: this lock never existed for anyone; the next waiter, if any
+                handed.state.set(HeldLock.State.RELEASED);
+                handed.gatePassedOn();
+            }
+        }
+
+        /** Passes the turn to the next waiter, or frees it. Any thread may call it (a lock may be closed elsewhere). */
         void exit() {
-            permit.release();
+            while (true) {
+                Waiter next;
+                synchronized (this) {
+                    next = waiting.poll();
+                    if (next == null) {
+                        taken = false;
+                        return;
+                    }
+                }
+                if (next.turn.complete(Turn.FREE)) {
+                    return;
+                }
+            }
+        }
+
+        private void openAll() {
+            while (true) {
+                Waiter next;
+                synchronized (this) {
+                    next = waiting.poll();
+                    if (next == null) {
+                        return;
+                    }
+                }
+                next.turn.complete(Turn.FREE);
+            }
         }
 
         void leave() {
@@ -61,6 +183,14 @@ final class LocalGates {
                 }
                 return gate;
             });
+        }
+    }
+
+    /** A queued thread; its turn completes with the turn, or with null when it gave up first. */
+    private record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Turn> turn) {
+
+        Waiter(Thread thread, LockMode takeOverMode) {
+            this(thread, takeOverMode, new CompletableFuture<>());
         }
     }
 }

@@ -11,12 +11,12 @@ package dev.leasehold.engine;
  * names. Every other key keeps the plain layout.
  */
 public record LockKeys(String logicalKey, String lock, String readers, String writerWaiting, String fence,
-        String channel) {
+        String channel, String queue, String queueExpiry) {
 
     public static LockKeys of(String keyPrefix, String logicalKey) {
         String base = keyPrefix + "{" + hashTagContent(logicalKey) + "}";
         return new LockKeys(logicalKey, base, base + ":readers", base + ":writer-waiting", base + ":fence",
-                base + ":released");
+                base + ":released", base + ":queue", base + ":queue-expiry");
     }
 
     static String hashTagContent(String logicalKey) {

@@ -25,10 +25,53 @@ public interface LockServer extends AutoCloseable {
      * @param writerWaitingMillis for an exclusive request refused because of readers, how long to keep
      * new readers out so they do not starve it; 0 for none
      * @param waiterId names the waiting writer's mark, the same over all tries of one wait (tokens are new
-     * on every try), so that {@link #withdrawWriter} removes only its own
+     * on every try), so that {@link #withdraw} removes only its own
+     */
+    default CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
+            long writerWaitingMillis, String waiterId) {
+        return acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, false);
+    }
+
+    /**
+     * Like {@link #acquire(LockKeys, LockMode, String, long, long, String)}; with {@code joinQueue} on a
+     * server that {@link #queuesWaiters() queues waiters}, a refused request joins (or keeps its place in,
+     * and refreshes) the key's fair queue under {@code waiterId}, and a request whose turn came (the key was
+     * granted to {@code waiterId} by a release) claims the key.
      */
     CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId);
+            long writerWaitingMillis, String waiterId, boolean joinQueue);
+
+    /**
+     * Whether waiters queue in Redis, first come first served across instances ({@link FairQueue}): a
+     * release then grants the key to the queue's head and wakes only that instance, on
+     * {@link FairQueue#waiterChannel}; false when every release wakes everyone on {@link LockKeys#channel()}.
+     */
+    default boolean queuesWaiters() {
+        return false;
+    }
+
+    /**
+     * Reserves the next block of fencing tokens for hand-offs inside this JVM and renews the lease, if
+     * {@code token} still holds the exclusive lock; null when it does not (the lock is lost).
+     * Servers that cannot fail the future with {@link UnsupportedOperationException}
+     * (see {@link #reservesFences()}).
+     */
+    default CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName()
+                + " does not reserve fencing tokens"));
+    }
+
+    /** Whether grants reserve fencing tokens for hand-offs, and {@link #reserveFences} works. */
+    default boolean reservesFences() {
+        return false;
+    }
+
+    /**
+     * A block of fencing tokens reserved for the holder of a key: {@code first} to {@code last}, all above
+     * every token granted before; {@code othersQueued} when other instances queue for the key.
+     */
+    record FenceBlock(long first, long last, boolean othersQueued) {
+    }
 
     /** Extends the lease if {@code token} still holds it; false when it does not (the lock is lost). */
     CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis);
@@ -37,10 +80,11 @@ public interface LockServer extends AutoCloseable {
     CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token);
 
     /**
-     * A writer that stops waiting without the lock removes its waiting mark (if it is still its own) and
-     * wakes the readers it held back.
+     * A waiter that stops waiting without the lock takes back what it left, only its own: a writer's
+     * waiting mark (waking the readers it held back), its queue entry, and a grant made to it that it did
+     * not claim (passed on to the next in the queue).
      */
-    CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId);
+    CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId);
 
     /** Whether anyone holds the key in any mode. */
     CompletableFuture<Boolean> isLocked(LockKeys keys);

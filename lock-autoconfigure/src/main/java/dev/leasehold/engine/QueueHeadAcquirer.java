@@ -13,6 +13,12 @@ import dev.leasehold.LockMode;
  * What the thread at the head of a key's local queue does: try, and until granted or out of time, sleep
  * until a release message, the blocker's lease end or its own deadline, then try again.
  * <p>
+ * On a server that {@link LockServer#queuesWaiters() queues waiters}, a refused try puts this instance in
+ * the key's fair queue in Redis (one entry per instance, kept by every try, so it tries at least every
+ * {@link FairQueue#REFRESH_MILLIS}); the release that makes it the head grants it the key and wakes this
+ * instance alone, on its own channel, and the next try claims the key. A waiter that gives up takes its
+ * entry, and a grant it did not claim, back ({@link LockServer#withdraw}).
+ * <p>
  * An acquire whose outcome this thread did not learn (no reply in time, a connection reset, an interrupt)
  * may still run on the server later and grant the key to nobody. It is taken back by a compare-and-delete
  * sent when its reply future completes: the server step completes only after the last command it sent
@@ -39,11 +45,14 @@ final class QueueHeadAcquirer {
     /** Completes when the engine shuts down: every sleeping waiter wakes and gives up. */
     private final CompletableFuture<Void> shutdown;
 
+    private final LocalHandOff handOff;
+
     /** Threads of this JVM asleep until a release message (or the blocker's lease end). */
     private final AtomicInteger sleeping = new AtomicInteger();
 
     QueueHeadAcquirer(LockServer server, LockEngineSettings settings, LockTokens tokens, ReleaseSignals signals,
-            CompletableFuture<Void> shutdown) {
+            CompletableFuture<Void> shutdown, LocalHandOff handOff) {
+        this.handOff = handOff;
         this.server = server;
         this.settings = settings;
         this.tokens = tokens;
@@ -58,10 +67,13 @@ final class QueueHeadAcquirer {
     /** The granted lock, or null when the deadline passed while others held the key. */
     HeldLock acquire(LockKeys keys, LockMode mode, long leaseMillis, boolean renewed, long deadline,
             LocalGates.Gate gate) throws InterruptedException {
-        String waiterId = tokens.next();
+        // one id per instance: its queue entry (and writer mark) is the instance's, whichever thread waits
+        String waiterId = tokens.instanceId();
+        boolean queues = server.queuesWaiters();
+        String channel = queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel();
         ReleaseSignals.Registration registration = null;
         CompletableFuture<Grant> lastReply = null;
-        boolean writerMarkMayBeSet = false;
+        boolean leftSomethingBehind = false;
         HeldLock granted = null;
         Throwable lastError = null;
         long errorBackoff = MIN_ERROR_BACKOFF_MILLIS;
@@ -71,17 +83,18 @@ final class QueueHeadAcquirer {
                 if (registration != null && !registration.subscribed()) {
                     // no release message can come: subscribe again rather than sleep out the holder's lease
                     registration.close();
-                    registration = signals.register(keys.channel(), deadline);
+                    registration = signals.register(channel, deadline);
                 }
-                ReleaseSignals.Pending pendingBeforeTry = registration == null ? signals.pending(keys.channel()) : null;
+                ReleaseSignals.Pending pendingBeforeTry = registration == null ? signals.pending(channel) : null;
                 CompletableFuture<Void> release = registration != null ? registration.nextRelease()
                         : pendingBeforeTry != null ? pendingBeforeTry.nextRelease() : null;
                 String token = tokens.next();
                 long writerWaitingMillis = mode == LockMode.READ ? 0
                         : Math.min(leaseMillis, Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
                 long sentAt = System.nanoTime();
+                boolean joinQueue = queues && deadline - sentAt > 0;
                 CompletableFuture<Grant> reply = server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis,
-                        waiterId);
+                        waiterId, joinQueue);
                 lastReply = reply;
                 Grant grant = null;
                 try {
@@ -107,10 +120,11 @@ final class QueueHeadAcquirer {
                         checkRunning(keys);
                     }
                     granted = new HeldLock(keys, mode, token, grant.fencingToken(), Thread.currentThread(), renewed,
-                            leaseMillis, server.validMillis(leaseMillis), sentAt, gate);
+                            leaseMillis, server.validMillis(leaseMillis), sentAt, gate,
+                            handOff.newTurn(mode, renewed, grant));
                     return granted;
                 }
-                writerMarkMayBeSet |= writerWaitingMillis > 0;
+                leftSomethingBehind |= writerWaitingMillis > 0 || joinQueue;
                 long leftNanos = deadline - System.nanoTime();
                 if (leftNanos <= 0) {
                     if (lastError != null) {
@@ -126,14 +140,15 @@ final class QueueHeadAcquirer {
                     continue;
                 }
                 if (registration == null) {
-                    registration = signals.register(keys.channel(), deadline);
+                    registration = signals.register(channel, deadline);
                     if (!registration.covers(pendingBeforeTry)) {
                         // newly subscribed: a release between the try and the subscription was not seen, so try again
                         continue;
                     }
                     // already subscribed before the try: any release since then completes `release`
                 }
-                long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(grant.blockedForMillis()));
+                long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(queues
+                        ? Math.min(grant.blockedForMillis(), FairQueue.REFRESH_MILLIS) : grant.blockedForMillis()));
                 if (!registration.subscribed()) {
                     waitNanos = Math.min(waitNanos, TimeUnit.MILLISECONDS.toNanos(UNSUBSCRIBED_RECHECK_MILLIS));
                 }
@@ -156,8 +171,8 @@ final class QueueHeadAcquirer {
             if (registration != null) {
                 registration.close();
             }
-            if (granted == null && writerMarkMayBeSet) {
-                withdrawWriterAfter(lastReply, keys, waiterId);
+            if (granted == null && leftSomethingBehind) {
+                withdrawAfter(lastReply, keys, waiterId);
             }
         }
     }
@@ -174,9 +189,12 @@ final class QueueHeadAcquirer {
         });
     }
 
-    /** A writer that leaves without the lock stops keeping readers out (best effort, after its last try). */
-    private void withdrawWriterAfter(CompletableFuture<Grant> lastReply, LockKeys keys, String waiterId) {
-        lastReply.handle((grant, error) -> null).thenCompose(ignored -> server.withdrawWriter(keys, waiterId));
+    /**
+     * A waiter that leaves without the lock takes back its writer mark, queue entry and unclaimed grant
+     * (best effort, after its last try; an entry left behind expires on its own).
+     */
+    private void withdrawAfter(CompletableFuture<Grant> lastReply, LockKeys keys, String waiterId) {
+        lastReply.handle((grant, error) -> null).thenCompose(ignored -> server.withdraw(keys, waiterId));
     }
 
     private void sleepUntilShutdown(long millis) throws InterruptedException {

@@ -119,9 +119,10 @@ final class Watchdog {
             }
             int failed = 0;
             for (int i = 0; i < due.size(); i++) {
-                HeldLock lock = due.get(i);
                 Boolean renewed = awaitReply(replies.get(i), sentAt);
-                if (lock.state.get() != HeldLock.State.HELD || !renewing.contains(lock)) {
+                // a lock handed off meanwhile renewed its successor's lease (same token in Redis)
+                HeldLock lock = due.get(i).latest();
+                if (lock.state.get() != HeldLock.State.HELD || (lock == due.get(i) && !renewing.contains(lock))) {
                     continue;
                 }
                 if (Boolean.TRUE.equals(renewed)) {

@@ -43,9 +43,9 @@ final class FaultyLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId) {
+            long writerWaitingMillis, String waiterId, boolean joinQueue) {
         acquires.incrementAndGet();
-        CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId);
+        CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinQueue);
         long delay = acquireDelayMillis;
         return delay == 0 ? reply
                 : reply.thenApplyAsync(grant -> grant, CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS));
@@ -65,8 +65,23 @@ final class FaultyLockServer implements LockServer {
     }
 
     @Override
-    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
-        return real.withdrawWriter(keys, waiterId);
+    public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
+        return real.withdraw(keys, waiterId);
+    }
+
+    @Override
+    public boolean queuesWaiters() {
+        return real.queuesWaiters();
+    }
+
+    @Override
+    public boolean reservesFences() {
+        return real.reservesFences();
+    }
+
+    @Override
+    public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
+        return real.reserveFences(keys, token, leaseMillis);
     }
 
     @Override

@@ -71,7 +71,7 @@ class HardeningTest extends EveryServerEngineTest {
         redis.server().command("SCRIPT", "FLUSH"); // as after a restart or failover
         // the release script is cached again (another client used it), the acquire script is not: the take-back
         // runs at once, while the acquire waits for its NOSCRIPT reply before its EVAL is even sent
-        redis.server().command("SCRIPT", "LOAD", resource("release_exclusive.lua"));
+        redis.server().command("SCRIPT", "LOAD", resource("queue.lua") + "\n" + resource("release_exclusive.lua"));
 
         redis.server().pause(); // EVALSHA queued; NOSCRIPT, then the EVAL, only come after the take-back timeout
         try {

@@ -79,9 +79,9 @@ class LockServerStepsTest {
         Grant refused = await(server.acquire(keys, LockMode.WRITE, "w-try-1", 30_000, 5_000, "writer"));
         assertThat(refused.granted()).isFalse();
         assertThat(refused.blockedForMillis()).isBetween(1L, 30_000L);
-        assertThat(await(server.withdrawWriter(keys, "someone-else"))).isFalse();
+        assertThat(await(server.withdraw(keys, "someone-else"))).isFalse();
         assertThat(redis.server().command("EXISTS", keys.writerWaiting())).isEqualTo("1");
-        assertThat(await(server.withdrawWriter(keys, "writer"))).isTrue();
+        assertThat(await(server.withdraw(keys, "writer"))).isTrue();
         assertThat(redis.server().command("EXISTS", keys.writerWaiting())).isEqualTo("0");
     }
 

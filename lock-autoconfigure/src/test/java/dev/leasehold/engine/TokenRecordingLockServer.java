@@ -29,8 +29,8 @@ final class TokenRecordingLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId) {
-        return real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId).thenApply(grant -> {
+            long writerWaitingMillis, String waiterId, boolean joinQueue) {
+        return real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinQueue).thenApply(grant -> {
             if (grant.granted()) {
                 tokens.put(keys.lock() + "#" + grant.fencingToken(), token);
             }
@@ -54,8 +54,23 @@ final class TokenRecordingLockServer implements LockServer {
     }
 
     @Override
-    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
-        return real.withdrawWriter(keys, waiterId);
+    public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
+        return real.withdraw(keys, waiterId);
+    }
+
+    @Override
+    public boolean queuesWaiters() {
+        return real.queuesWaiters();
+    }
+
+    @Override
+    public boolean reservesFences() {
+        return real.reservesFences();
+    }
+
+    @Override
+    public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
+        return real.reserveFences(keys, token, leaseMillis);
     }
 
     @Override

@@ -175,7 +175,12 @@ class WaitingTest extends EveryServerEngineTest {
         if (kind == EngineFixture.ServerKind.JEDIS) {
             return Integer.parseInt(redis.server().command("PUBSUB", "NUMPAT").trim());
         }
-        String reply = redis.server().command("PUBSUB", "NUMSUB", channel);
+        // waiters queue in Redis and listen on their instance's own channel, '<channel>:<instance>'
+        String channels = redis.server().command("PUBSUB", "CHANNELS", channel + "*").trim();
+        if (channels.isEmpty() || channels.equals("[]")) {
+            return 0;
+        }
+        String reply = redis.server().command("PUBSUB", "NUMSUB", channels.replaceAll("[\\[\\]\\s]", "").split(",")[0]);
         return Integer.parseInt(reply.replaceAll("[\\[\\]\\s]", "").split(",")[1]);
     }
 

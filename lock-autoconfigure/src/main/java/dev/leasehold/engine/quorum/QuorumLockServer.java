@@ -137,7 +137,7 @@ public class QuorumLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId) {
+            long writerWaitingMillis, String waiterId, boolean joinQueue) {
         long startedAt = System.nanoTime();
         longestLeaseMillis.accumulateAndGet(leaseMillis, Math::max);
         Round<Grant> round = Round.send(nodes,
@@ -294,8 +294,8 @@ public class QuorumLockServer implements LockServer {
 
     /** Best effort on every node: true when any node removed the writer's mark. */
     @Override
-    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
-        return Round.send(nodes, node -> node.server().withdrawWriter(keys, waiterId), stepTimeoutNanos, replies -> false)
+    public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
+        return Round.send(nodes, node -> node.server().withdraw(keys, waiterId), stepTimeoutNanos, replies -> false)
             .outcome()
             .thenApply(replies -> replies.stream().anyMatch(reply -> reply.ok() && reply.value()));
     }

@@ -9,6 +9,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.FairQueue;
 import dev.leasehold.engine.Grant;
 import dev.leasehold.engine.KeyState;
 import dev.leasehold.engine.LockKeys;
@@ -96,11 +97,13 @@ public class LettuceLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId) {
+            long writerWaitingMillis, String waiterId, boolean joinQueue) {
         LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
-        byte[][] scriptKeys = keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence());
+        byte[][] scriptKeys = keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(),
+                keys.queueExpiry());
         byte[][] args = { bytes(token), bytes(leaseMillis), bytes(writerWaitingMillis), bytes(waiterId),
-                countingFence ? COUNTING_FENCE : CLOCK_FENCE };
+                countingFence ? COUNTING_FENCE : CLOCK_FENCE, joinQueue && queuesWaiters() ? JOIN_QUEUE : NO_QUEUE,
+                bytes(FairQueue.ENTRY_MILLIS), bytes(reservesFences() ? FairQueue.FENCE_BLOCK : 1) };
         if (acknowledged == null) {
             CompletableFuture<List<Object>> reply = eval(script, ScriptOutputType.MULTI, scriptKeys, args);
             return reply.thenApply(LettuceLockServer::toGrant);
@@ -128,6 +131,48 @@ public class LettuceLockServer implements LockServer {
     }
 
     private static final byte[] SHARDED = bytes("sharded");
+
+    private static final byte[] JOIN_QUEUE = bytes("1");
+
+    private static final byte[] NO_QUEUE = new byte[0];
+
+    private static final byte[] QUEUED = bytes("queued");
+
+    /** Quorum nodes (counting fence) keep the broadcast wake-up: the queue is per server, not per quorum. */
+    @Override
+    public boolean queuesWaiters() {
+        return !countingFence;
+    }
+
+    @Override
+    public boolean reservesFences() {
+        return !countingFence;
+    }
+
+    @Override
+    public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
+        if (!reservesFences()) {
+            return LockServer.super.reserveFences(keys, token, leaseMillis);
+        }
+        byte[][] scriptKeys = keys(keys.lock(), keys.fence(), keys.queue(), keys.queueExpiry());
+        byte[][] args = { bytes(token), bytes(leaseMillis), bytes(FairQueue.FENCE_BLOCK) };
+        CompletableFuture<List<Object>> reply = acknowledged == null
+                ? eval(LockScript.RESERVE_FENCES, ScriptOutputType.MULTI, scriptKeys, args)
+                : acknowledged.<List<Object>>eval(LockScript.RESERVE_FENCES, ScriptOutputType.MULTI, scriptKeys, args)
+                    .exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
+        return reply.thenApply(LettuceLockServer::toFenceBlock);
+    }
+
+    static FenceBlock toFenceBlock(List<?> reply) {
+        if ((Long) reply.get(0) != 1L) {
+            return null;
+        }
+        return new FenceBlock((Long) reply.get(1), (Long) reply.get(2), (Long) reply.get(3) == 1L);
+    }
+
+    private byte[] queueMode() {
+        return queuesWaiters() ? QUEUED : NO_QUEUE;
+    }
 
     private static final byte[] NOT_SHARDED = new byte[0];
 
@@ -167,13 +212,14 @@ public class LettuceLockServer implements LockServer {
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
         boolean shared = mode == LockMode.READ;
         LockScript script = shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE;
-        byte[][] scriptKeys = keys(shared ? keys.readers() : keys.lock());
+        byte[][] scriptKeys = shared ? keys(keys.readers(), keys.lock(), keys.queue(), keys.queueExpiry())
+                : keys(keys.lock(), keys.queue(), keys.queueExpiry());
+        byte[][] args = { bytes(token), bytes(keys.channel()), publishMode(), bytes(Math.max(0, keepMillis)),
+                queueMode(), bytes(FairQueue.CLAIM_MILLIS) };
         // with acknowledgements, on their connection: after this key's acquires, before the next one's
         CompletableFuture<Long> reply = acknowledged == null
-                ? eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()), publishMode(),
-                        bytes(Math.max(0, keepMillis)))
-                : acknowledged.<Long>eval(script, ScriptOutputType.INTEGER, scriptKeys, bytes(token), bytes(keys.channel()),
-                        publishMode(), bytes(Math.max(0, keepMillis)))
+                ? eval(script, ScriptOutputType.INTEGER, scriptKeys, args)
+                : acknowledged.<Long>eval(script, ScriptOutputType.INTEGER, scriptKeys, args)
                     .exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
         return reply.thenApply(result -> {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
@@ -186,9 +232,10 @@ public class LettuceLockServer implements LockServer {
     }
 
     @Override
-    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
-        CompletableFuture<Long> reply = eval(LockScript.WITHDRAW_WRITER, ScriptOutputType.INTEGER,
-                keys(keys.writerWaiting()), bytes(waiterId), bytes(keys.channel()), publishMode());
+    public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
+        CompletableFuture<Long> reply = eval(LockScript.WITHDRAW, ScriptOutputType.INTEGER,
+                keys(keys.writerWaiting(), keys.lock(), keys.readers(), keys.queue(), keys.queueExpiry()),
+                bytes(waiterId), bytes(keys.channel()), publishMode(), queueMode(), bytes(FairQueue.CLAIM_MILLIS));
         return reply.thenApply(result -> result == 1L);
     }
 
@@ -229,14 +276,15 @@ public class LettuceLockServer implements LockServer {
     @SuppressWarnings("unchecked")
     private <T> CompletableFuture<T> eval(LockScript script, ScriptOutputType type, byte[][] keys, byte[]... args) {
         RedisClusterAsyncCommands<byte[], byte[]> commands;
+        CompletableFuture<T> reply;
         try {
             commands = commands();
+            // dispatching may throw too (a connection whose client resources were shut down under it)
+            reply = (CompletableFuture<T>) commands.evalsha(script.sha1(), type, keys, args).toCompletableFuture();
         }
         catch (RuntimeException ex) {
             return CompletableFuture.failedFuture(translate(ex));
         }
-        CompletableFuture<T> reply = ((CompletableFuture<T>) commands.evalsha(script.sha1(), type, keys, args)
-            .toCompletableFuture());
         return reply.exceptionallyCompose(ex -> {
             if (isNoScript(ex)) {
                 // the script cache is empty (first use, restart, failover, SCRIPT FLUSH): EVAL loads it again
@@ -314,7 +362,8 @@ public class LettuceLockServer implements LockServer {
     private static Grant toGrant(List<Object> reply) {
         long status = (Long) reply.get(0);
         long value = (Long) reply.get(1);
-        return status == 1L ? Grant.granted(value) : Grant.refused(value);
+        return status == 1L ? Grant.granted(value, reply.size() > 2 ? (Long) reply.get(2) : value)
+                : Grant.refused(value);
     }
 
     /** Reads inspect.lua's reply (the counter arrives as bytes from Lettuce, as text through a template). */

@@ -9,8 +9,21 @@ import org.springframework.data.redis.core.script.RedisScript;
 record LockScript(String name, String sha1, byte[] body) {
 
     static LockScript load(String name) {
-        RedisScript<Object> script = RedisScript.of(new ClassPathResource(name + ".lua", LockScript.class));
-        return new LockScript(name, script.getSha1(), script.getScriptAsString().getBytes(StandardCharsets.UTF_8));
+        return of(name, text(name));
+    }
+
+    /** A script that uses the fair queue's functions: {@code queue.lua} goes in front of its body. */
+    static LockScript loadWithQueue(String name) {
+        return of(name, text("queue") + "\n" + text(name));
+    }
+
+    private static LockScript of(String name, String text) {
+        RedisScript<Object> script = RedisScript.of(text);
+        return new LockScript(name, script.getSha1(), text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String text(String name) {
+        return RedisScript.of(new ClassPathResource(name + ".lua", LockScript.class)).getScriptAsString();
     }
 
     /** The same script as Spring Data Redis's {@link RedisScript}, for {@code RedisTemplate.execute}. */
@@ -18,13 +31,13 @@ record LockScript(String name, String sha1, byte[] body) {
         return RedisScript.of(new String(body, StandardCharsets.UTF_8), resultType);
     }
 
-    static final LockScript ACQUIRE_EXCLUSIVE = load("acquire_exclusive");
+    static final LockScript ACQUIRE_EXCLUSIVE = loadWithQueue("acquire_exclusive");
 
-    static final LockScript ACQUIRE_SHARED = load("acquire_shared");
+    static final LockScript ACQUIRE_SHARED = loadWithQueue("acquire_shared");
 
-    static final LockScript RELEASE_EXCLUSIVE = load("release_exclusive");
+    static final LockScript RELEASE_EXCLUSIVE = loadWithQueue("release_exclusive");
 
-    static final LockScript RELEASE_SHARED = load("release_shared");
+    static final LockScript RELEASE_SHARED = loadWithQueue("release_shared");
 
     static final LockScript RENEW_EXCLUSIVE = load("renew_exclusive");
 
@@ -34,7 +47,9 @@ record LockScript(String name, String sha1, byte[] body) {
 
     static final LockScript RAISE_FENCE = load("raise_fence");
 
-    static final LockScript WITHDRAW_WRITER = load("withdraw_writer");
+    static final LockScript WITHDRAW = loadWithQueue("withdraw");
+
+    static final LockScript RESERVE_FENCES = loadWithQueue("reserve_fences");
 
     static final LockScript INSPECT = load("inspect");
 }

@@ -14,6 +14,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.FairQueue;
 import dev.leasehold.engine.Grant;
 import dev.leasehold.engine.KeyState;
 import dev.leasehold.engine.LockKeys;
@@ -69,7 +70,10 @@ public class RedisTemplateLockServer implements LockServer {
 
     private static final RedisScript<Long> IS_LOCKED = LockScript.IS_LOCKED.as(Long.class);
 
-    private static final RedisScript<Long> WITHDRAW_WRITER = LockScript.WITHDRAW_WRITER.as(Long.class);
+    private static final RedisScript<Long> WITHDRAW = LockScript.WITHDRAW.as(Long.class);
+
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> RESERVE_FENCES = LockScript.RESERVE_FENCES.as(List.class);
 
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> INSPECT = LockScript.INSPECT.as(List.class);
@@ -112,12 +116,31 @@ public class RedisTemplateLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId) {
+            long writerWaitingMillis, String waiterId, boolean joinQueue) {
         @SuppressWarnings("rawtypes")
         RedisScript<List> script = mode == LockMode.READ ? ACQUIRE_SHARED : ACQUIRE_EXCLUSIVE;
         return step(keys, () -> toGrant(template.execute(script,
-                List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence()), token,
-                Long.toString(leaseMillis), Long.toString(writerWaitingMillis), waiterId)));
+                List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(),
+                        keys.queueExpiry()),
+                token, Long.toString(leaseMillis), Long.toString(writerWaitingMillis), waiterId, "clock",
+                joinQueue ? "1" : "", Long.toString(FairQueue.ENTRY_MILLIS), Integer.toString(FairQueue.FENCE_BLOCK))));
+    }
+
+    @Override
+    public boolean queuesWaiters() {
+        return true;
+    }
+
+    @Override
+    public boolean reservesFences() {
+        return true;
+    }
+
+    @Override
+    public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
+        return step(keys, () -> LettuceLockServer.toFenceBlock(template.execute(RESERVE_FENCES,
+                List.of(keys.lock(), keys.fence(), keys.queue(), keys.queueExpiry()), token,
+                Long.toString(leaseMillis), Integer.toString(FairQueue.FENCE_BLOCK))));
     }
 
     @Override
@@ -139,8 +162,10 @@ public class RedisTemplateLockServer implements LockServer {
         return step(keys, () -> {
             // "" = plain PUBLISH: the pattern subscription of ContainerReleaseSubscriptions receives it
             long result = template.execute(shared ? RELEASE_SHARED : RELEASE_EXCLUSIVE,
-                    List.of(shared ? keys.readers() : keys.lock()), token, keys.channel(), "",
-                    Long.toString(Math.max(0, keepMillis)));
+                    shared ? List.of(keys.readers(), keys.lock(), keys.queue(), keys.queueExpiry())
+                            : List.of(keys.lock(), keys.queue(), keys.queueExpiry()),
+                    token, keys.channel(), "", Long.toString(Math.max(0, keepMillis)), "queued",
+                    Long.toString(FairQueue.CLAIM_MILLIS));
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
                 logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "
                         + "channel). Locks are released, but waiters in other JVMs wake only at their safety re-check. "
@@ -151,9 +176,10 @@ public class RedisTemplateLockServer implements LockServer {
     }
 
     @Override
-    public CompletableFuture<Boolean> withdrawWriter(LockKeys keys, String waiterId) {
-        return step(keys, () -> template.execute(WITHDRAW_WRITER, List.of(keys.writerWaiting()), waiterId,
-                keys.channel()) == 1L);
+    public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
+        return step(keys, () -> template.execute(WITHDRAW, List.of(keys.writerWaiting(), keys.lock(), keys.readers(),
+                keys.queue(), keys.queueExpiry()), waiterId, keys.channel(), "", "queued",
+                Long.toString(FairQueue.CLAIM_MILLIS)) == 1L);
     }
 
     @Override
@@ -303,7 +329,8 @@ public class RedisTemplateLockServer implements LockServer {
     private static Grant toGrant(List<?> reply) {
         long status = (Long) reply.get(0);
         long value = (Long) reply.get(1);
-        return status == 1L ? Grant.granted(value) : Grant.refused(value);
+        return status == 1L ? Grant.granted(value, reply.size() > 2 ? (Long) reply.get(2) : value)
+                : Grant.refused(value);
     }
 
     /**

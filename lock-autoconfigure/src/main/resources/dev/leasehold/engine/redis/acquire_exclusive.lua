@@ -1,51 +1,74 @@
--- Takes the exclusive (write) lock in one step and returns a fencing token.
+-- Takes the exclusive (write) lock in one step and returns a fencing token. (queue.lua is prepended.)
 -- KEYS[1] lock (string: owner token)   KEYS[2] readers (zset: token -> lease end, ms)
 -- KEYS[3] writer-waiting marker        KEYS[4] fencing counter
+-- KEYS[5] queue of waiting instances   KEYS[6] their expiries
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] writer-waiting ms (0: do not queue ahead of readers)
--- ARGV[4] the waiting writer's id (stable over its tries, so it can take its own marker back)
+-- ARGV[4] the waiter's id (stable over its tries: its writer marker and its queue entry)
 -- ARGV[5] fencing rule: 'count' for a plain counter without expiry (quorum mode), else clock-based
--- Returns {1, fencing token} when granted, {0, ms until the blocker's lease ends} when not.
+-- ARGV[6] '1': join (or stay in) the queue when refused; '' for a single try or without the queue
+-- ARGV[7] queue entry lifetime ms   ARGV[8] fencing tokens to reserve for hand-offs (1: none)
+-- Returns {1, fencing token, last reserved token} when granted, {0, ms to wait at most} when not.
 local lease = tonumber(ARGV[2])
-if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
-    -- slow path: readers, or a marker left by a writer that waited for them
-    local time = redis.call('TIME')
-    local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
-    local lastReader = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-    if lastReader[1] then
-        -- readers hold it: new readers must queue behind this writer, or a stream of them starves it
-        if tonumber(ARGV[3]) > 0 then
-            redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[3])
-        end
-        return {0, math.max(1, tonumber(lastReader[2]) - nowMs)}
+local member = ARGV[4] .. '|W'
+local queued = ARGV[6] == '1'
+local entryMs = tonumber(ARGV[7] or '3000')
+local blockSize = tonumber(ARGV[8] or '1')
+local countRule = ARGV[5] == 'count'
+
+local function refuse(waitMs, nowMicros)
+    if queued then
+        enqueue(KEYS[5], KEYS[6], member, nowMicros or serverMicros(), entryMs)
+        waitMs = math.min(waitMs, entryMs)
     end
-    if redis.call('EXISTS', KEYS[1]) == 0 then
-        redis.call('DEL', KEYS[3])
-    end
+    return {0, math.max(1, waitMs)}
 end
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', lease) then
+
+local function holderTtl()
     -- PTTL is 0 in the holder's last millisecond: that is "look again in 1 ms", not "no expiry"
-    local holderTtl = redis.call('PTTL', KEYS[1])
-    if holderTtl < 0 then
-        holderTtl = lease
+    local ttl = redis.call('PTTL', KEYS[1])
+    if ttl < 0 then
+        ttl = lease
     end
-    return {0, math.max(1, holderTtl)}
+    return math.max(1, ttl)
 end
-if ARGV[5] == 'count' then
-    -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
-    local counted = redis.call('INCR', KEYS[4])
-    redis.call('PERSIST', KEYS[4])
-    return {1, counted}
+
+if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[5]) == 0 then
+    -- fast path: no readers, no writer waiting for readers, nobody queued
+    if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', lease) then
+        return grantFence(KEYS[4], lease, blockSize, countRule)
+    end
+    return refuse(holderTtl())
 end
--- the token is never below the server clock in microseconds, so a lost counter (restart without
--- persistence, failover to a replica that missed it) cannot make tokens go back
-local time = redis.call('TIME')
-local fence = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local counterTtl = lease + 60000
-local previous = tonumber(redis.call('SET', KEYS[4], string.format('%.0f', fence), 'PX', counterTtl, 'GET') or '0')
-if previous >= fence then
-    -- more than one grant in a microsecond: count on from the previous token
-    fence = previous + 1
-    redis.call('SET', KEYS[4], string.format('%.0f', fence), 'PX', counterTtl)
+
+local nowMicros = serverMicros()
+local nowMs = math.floor(nowMicros / 1000)
+pruneQueue(KEYS[5], KEYS[6], nowMs)
+local holder = redis.call('GET', KEYS[1])
+if holder then
+    if holder == 'queue-grant:' .. member then
+        -- the release granted the key to this instance: claim it with this try's token and lease
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
+        dequeue(KEYS[5], KEYS[6], member)
+        return grantFence(KEYS[4], lease, blockSize, countRule)
+    end
+    return refuse(holderTtl(), nowMicros)
 end
-return {1, fence}
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
+local lastReader = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+if lastReader[1] then
+    -- readers hold it: new readers must queue behind this writer, or a stream of them starves it
+    if tonumber(ARGV[3]) > 0 then
+        redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[3])
+    end
+    return refuse(tonumber(lastReader[2]) - nowMs, nowMicros)
+end
+redis.call('DEL', KEYS[3])
+local head = redis.call('ZRANGE', KEYS[5], 0, 0)
+if head[1] and head[1] ~= member then
+    -- the key is free but others came first: their turn (a head that does not come expires)
+    local headExpiry = tonumber(redis.call('ZSCORE', KEYS[6], head[1]) or nowMs)
+    return refuse(headExpiry - nowMs, nowMicros)
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
+dequeue(KEYS[5], KEYS[6], member)
+return grantFence(KEYS[4], lease, blockSize, countRule)

@@ -1,42 +1,55 @@
--- Takes a shared (read) lock in one step and returns a fencing token.
+-- Takes a shared (read) lock in one step and returns a fencing token. (queue.lua is prepended.)
 -- KEYS[1] lock   KEYS[2] readers   KEYS[3] writer-waiting marker   KEYS[4] fencing counter
--- ARGV[1] token   ARGV[2] lease ms   ARGV[5] 'count' for a plain counter without expiry (quorum mode)
--- Returns {1, fencing token} when granted, {0, ms until the blocker's lease ends} when not.
+-- KEYS[5] queue of waiting instances   KEYS[6] their expiries
+-- ARGV[1] token   ARGV[2] lease ms   ARGV[4] the waiter's id   ARGV[5] 'count': quorum mode's counter
+-- ARGV[6] '1': join (or stay in) the queue when refused   ARGV[7] queue entry lifetime ms
+-- Returns {1, fencing token, fencing token} when granted, {0, ms to wait at most} when not.
+local lease = tonumber(ARGV[2])
+local member = ARGV[4] .. '|R'
+local queued = ARGV[6] == '1'
+local entryMs = tonumber(ARGV[7] or '3000')
+local nowMicros = serverMicros()
+local nowMs = math.floor(nowMicros / 1000)
+
+local function refuse(waitMs)
+    if queued then
+        enqueue(KEYS[5], KEYS[6], member, nowMicros, entryMs)
+        waitMs = math.min(waitMs, entryMs)
+    end
+    return {0, math.max(1, waitMs)}
+end
+
 local holderTtl = redis.call('PTTL', KEYS[1])
 if holderTtl ~= -2 then
     -- PTTL is 0 in the holder's last millisecond: "look again in 1 ms", not "no expiry"
     if holderTtl < 0 then
-        holderTtl = tonumber(ARGV[2])
+        holderTtl = lease
     end
-    return {0, math.max(1, holderTtl)}
+    return refuse(holderTtl)
 end
 local writerWaiting = redis.call('PTTL', KEYS[3])
 if writerWaiting ~= -2 then
     if writerWaiting < 0 then
-        writerWaiting = tonumber(ARGV[2])
+        writerWaiting = lease
     end
-    return {0, math.max(1, writerWaiting)}
+    return refuse(writerWaiting)
 end
-local time = redis.call('TIME')
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local lease = tonumber(ARGV[2])
+if redis.call('EXISTS', KEYS[5]) == 1 then
+    pruneQueue(KEYS[5], KEYS[6], nowMs)
+    -- readers share, but not ahead of a writer that queued before them (it would starve)
+    local rank = redis.call('ZRANK', KEYS[5], member)
+    local ahead = rank and (rank > 0 and redis.call('ZRANGE', KEYS[5], 0, rank - 1) or {})
+        or redis.call('ZRANGE', KEYS[5], 0, -1)
+    for _, waiting in ipairs(ahead) do
+        if string.sub(waiting, -2) == '|W' then
+            return refuse(entryMs)
+        end
+    end
+    dequeue(KEYS[5], KEYS[6], member)
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
 redis.call('ZADD', KEYS[2], nowMs + lease, ARGV[1])
 if redis.call('PTTL', KEYS[2]) < lease then
     redis.call('PEXPIRE', KEYS[2], lease)
 end
-if ARGV[5] == 'count' then
-    -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
-    local counted = redis.call('INCR', KEYS[4])
-    redis.call('PERSIST', KEYS[4])
-    return {1, counted}
-end
--- the same fencing rule as the exclusive acquire
-local fence = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local counterTtl = lease + 60000
-local previous = tonumber(redis.call('SET', KEYS[4], string.format('%.0f', fence), 'PX', counterTtl, 'GET') or '0')
-if previous >= fence then
-    fence = previous + 1
-    redis.call('SET', KEYS[4], string.format('%.0f', fence), 'PX', counterTtl)
-end
-return {1, fence}
+return grantFence(KEYS[4], lease, 1, ARGV[5] == 'count')

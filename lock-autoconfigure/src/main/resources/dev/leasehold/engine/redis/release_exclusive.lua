@@ -1,24 +1,33 @@
--- Deletes the lock only if the token still owns it, and wakes the waiters.
--- KEYS[1] lock   ARGV[1] token   ARGV[2] wake-up channel
+-- Deletes the lock only if the token still owns it, and wakes whoever waits. (queue.lua is prepended.)
+-- KEYS[1] lock   KEYS[2] queue of waiting instances   KEYS[3] their expiries
+-- ARGV[1] token   ARGV[2] wake-up channel (queued waiters: '<channel>:<waiter id>')
 -- ARGV[3] 'sharded' on a Redis 7+ Cluster: wake waiters with SPUBLISH (stays on the slot's node, no
 --         broadcast over the whole cluster bus); anything else: PUBLISH
--- ARGV[4] (optional) hold-at-least ms left: the key stays taken that long instead of being deleted
+-- ARGV[4] hold-at-least ms left: the key stays taken that long instead of being deleted (0: none)
+-- ARGV[5] 'queued': waiters queue (the key goes straight to the queue's head, and a release with nobody
+--         queued publishes nothing); '' (quorum mode): every release is published on ARGV[2]
+-- ARGV[6] how long a queue head has to claim the key granted to it, ms
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (an ACL user without rights on
 -- the channel: waiters elsewhere then wake at their re-check), 0 when the token no longer owned the lock.
-local publishCommand = (ARGV[3] == 'sharded' and redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000)
-    and 'SPUBLISH' or 'PUBLISH'
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-    if tonumber(ARGV[4] or '0') > 0 then
-        -- holdAtLeast: the holder is done, but the key stays taken for the time left (no wake-up yet)
-        redis.call('PEXPIRE', KEYS[1], ARGV[4])
-        return 1
-    end
-    redis.call('DEL', KEYS[1])
-    -- pcall: a refused PUBLISH must not turn a done release into an error
-    local published = redis.pcall(publishCommand, ARGV[2], '1')
-    if type(published) == 'table' and published['err'] then
-        return 2
-    end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+    return 0
+end
+if tonumber(ARGV[4] or '0') > 0 then
+    -- holdAtLeast: the holder is done, but the key stays taken for the time left (no wake-up yet)
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
     return 1
 end
-return 0
+redis.call('DEL', KEYS[1])
+if ARGV[5] == 'queued' then
+    if redis.call('EXISTS', KEYS[2]) == 0 then
+        return 1
+    end
+    return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor(serverMicros() / 1000), ARGV[2],
+        publishCommandFor(ARGV[3]), tonumber(ARGV[6]))
+end
+-- pcall: a refused PUBLISH must not turn a done release into an error
+local published = redis.pcall(publishCommandFor(ARGV[3]), ARGV[2], '1')
+if type(published) == 'table' and published['err'] then
+    return 2
+end
+return 1

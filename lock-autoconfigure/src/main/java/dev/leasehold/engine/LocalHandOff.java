@@ -1,0 +1,136 @@
+package dev.leasehold.engine;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import dev.leasehold.LockMode;
+
+/**
+ * Local hand-off (node-level lock caching, as the lock managers of cluster file systems keep a lock at the
+ * node while its processes want it): a thread releasing an exclusive watchdog lock while another thread of
+ * this JVM waits for the key gives it the lock directly, with no Redis round trip. The key stays taken in
+ * Redis under the same owner token, so to every other instance nothing happened.
+ * <p>
+ * Why this is as safe as a release and a new acquire:
+ * <ul>
+ * <li>Mutual exclusion: Redis still holds the key for this JVM under one token; inside the JVM the turn
+ * passes from one thread to the next (the previous holder is done before the next is given the lock), as it
+ * would through Redis, only without the round trip.</li>
+ * <li>Fencing: every hand-off is a new acquisition with its own fencing token, taken from a block the
+ * grant reserved in the key's counter (the counter then stands at the block's end, so the next grant to any
+ * client is above every token of the block). When the block is used up, the next holder reserves another
+ * in one round trip that also checks the token still holds the key and renews its lease. A Redis restart
+ * that loses the counter cannot make tokens go back: blocks are a few tokens wide and the counter's rule
+ * keeps tokens above the server clock in µs.</li>
+ * <li>Leases: a lock is only handed off while the local estimate says its lease holds, and the successor
+ * inherits that estimate (not a fresh one); the watchdog renews the successor, and a lease found lost is
+ * reported to whoever holds the hand-off chain's end ({@link HeldLock#latest()}).</li>
+ * <li>Fairness: a JVM's turn ends when a token reservation finds another instance queued for the key (at
+ * most every {@link FairQueue#FENCE_BLOCK} hand-offs), and after {@link #MAX_TURN_HAND_OFFS} hand-offs in
+ * any case: the holder then releases through Redis, which grants the key to the queue's head.</li>
+ * </ul>
+ * Only exclusive locks with a watchdog lease are handed off, and only to a waiter that wants one (a fixed
+ * lease must start when its owner gets it; a hold-at-least keeps the key taken).
+ */
+final class LocalHandOff {
+
+    /** Hand-offs in one turn before the key goes back through Redis (other instances get their chance). */
+    static final int MAX_TURN_HAND_OFFS = 64;
+
+    private final LockServer server;
+
+    private final LockEngineSettings settings;
+
+    private final CompletableFuture<Void> shutdown;
+
+    LocalHandOff(LockServer server, LockEngineSettings settings, CompletableFuture<Void> shutdown) {
+        this.server = server;
+        this.settings = settings;
+        this.shutdown = shutdown;
+    }
+
+    /** The turn a lock just granted by Redis starts, or null when it is never handed off. */
+    HeldLock.Turn newTurn(LockMode mode, boolean renewed, Grant grant) {
+        if (mode == LockMode.READ || !renewed || !server.reservesFences()) {
+            return null;
+        }
+        return new HeldLock.Turn(grant.fencingToken() + 1, grant.reservedThrough());
+    }
+
+    /** Hands {@code lock}, being released, to the next local waiter; true when one took it (Redis is not told). */
+    boolean tryHandOff(HeldLock lock, HeldLock.State before) {
+        HeldLock.Turn turn = lock.turn;
+        if (turn == null || before != HeldLock.State.HELD || shutdown.isDone() || turn.closing
+                || turn.handOffs >= MAX_TURN_HAND_OFFS || lock.holdLeftMillis() > 0
+                // the successor must not get a lease about to lapse before its watchdog can renew it
+                || lock.leaseLeftMillis() <= settings.redisTimeout().toMillis()) {
+            return false;
+        }
+        return lock.gate.handOff((thread, mode) -> successorOf(lock, thread, mode));
+    }
+
+    private HeldLock successorOf(HeldLock lock, Thread thread, LockMode mode) {
+        HeldLock.Turn turn = lock.turn;
+        long fence = turn.nextFence <= turn.lastFence ? turn.nextFence++ : 0; // 0: the successor reserves more
+        turn.handOffs++;
+        long sentAt = lock.leaseEndsAtNanos - lock.validMillis * 1_000_000L; // inherits the lease estimate
+        HeldLock successor = new HeldLock(lock.keys, mode, lock.token, fence, thread, true, lock.leaseMillis,
+                lock.validMillis, sentAt, lock.gate, turn);
+        lock.successor = successor;
+        lock.gatePassedOn();
+        return successor;
+    }
+
+    /**
+     * What a waiter does with a lock handed to it: {@code lock} when it is ready; otherwise whether the waiter
+     * still has its turn at the gate (it then acquires through Redis) or lost it (the lease was found lost
+     * while the hand-off was on its way, which passed the turn on: it waits for a turn again).
+     */
+    record TakeOver(HeldLock lock, boolean turnKept) {
+    }
+
+    TakeOver takeOver(HeldLock lock) {
+        if (lock.fencingToken == 0 && !reserve(lock)) {
+            return giveUp(lock);
+        }
+        return lock.state.get() == HeldLock.State.HELD ? new TakeOver(lock, true) : new TakeOver(null, false);
+    }
+
+    /** The block is used up: one round trip reserves the next and renews the lease. False when that failed. */
+    private boolean reserve(HeldLock lock) {
+        long sentAt = System.nanoTime();
+        CompletableFuture<LockServer.FenceBlock> reply = server.reserveFences(lock.keys, lock.token, lock.leaseMillis);
+        try {
+            LockServer.FenceBlock block = reply.get(settings.redisTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            if (block == null) {
+                return false; // the token no longer holds the key: the lease was lost
+            }
+            HeldLock.Turn turn = lock.turn;
+            turn.nextFence = block.first() + 1;
+            turn.lastFence = block.last();
+            turn.closing |= block.othersQueued();
+            lock.leaseEndsAtNanos = sentAt + lock.validMillis * 1_000_000L;
+            lock.fencingToken = block.first();
+            return true;
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt(); // the acquire through Redis that follows gives up
+        }
+        catch (TimeoutException | ExecutionException ex) {
+            // no answer: whether the key is still ours is unknown
+        }
+        // give the key back once the reply is in (the reservation may still run): compare-and-delete
+        reply.whenComplete((block, error) -> server.release(lock.keys, lock.mode, lock.token));
+        return false;
+    }
+
+    private TakeOver giveUp(HeldLock lock) {
+        if (lock.state.compareAndSet(HeldLock.State.HELD, HeldLock.State.RELEASED)) {
+            lock.gatePassedOn(); // the turn stays with this thread, which now goes to Redis
+            return new TakeOver(null, true);
+        }
+        return new TakeOver(null, false); // found lost meanwhile: losing it passed the turn on
+    }
+}

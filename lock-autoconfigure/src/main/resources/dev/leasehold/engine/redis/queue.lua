@@ -1,0 +1,95 @@
+-- The fair queue of waiting instances, prepended to the scripts that use it (LockScript).
+-- One entry per instance and key: member '<waiter id>|W' (exclusive) or '<waiter id>|R' (shared) in a zset
+-- scored by arrival (server clock, µs), and its expiry (ms) in a second zset. A waiting instance refreshes
+-- its entry on every try (about once a second); an entry not refreshed is gone after its expiry, so a
+-- crashed instance never blocks the queue for longer than that.
+-- A release grants the key directly to an exclusive head ('queue-grant:<member>', a short lease that only
+-- that instance can turn into its own) and publishes to that instance's channel only; shared heads (all
+-- consecutive ones) are woken to take their read leases. Nobody else is woken, so nobody tries and loses.
+
+local function serverMicros()
+    local time = redis.call('TIME')
+    return tonumber(time[1]) * 1000000 + tonumber(time[2])
+end
+
+local function pruneQueue(queueKey, expiryKey, nowMs)
+    local expired = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', nowMs)
+    if #expired > 0 then
+        redis.call('ZREM', queueKey, unpack(expired))
+        redis.call('ZREM', expiryKey, unpack(expired))
+    end
+end
+
+-- joins the queue, or keeps its place and refreshes its expiry when already in it
+local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs)
+    local nowMs = math.floor(nowMicros / 1000)
+    redis.call('ZADD', queueKey, 'NX', nowMicros, member)
+    redis.call('ZADD', expiryKey, nowMs + entryMs, member)
+    -- every entry expires within entryMs of now, so the keys may too: a queue of dead instances vanishes
+    redis.call('PEXPIRE', queueKey, entryMs)
+    redis.call('PEXPIRE', expiryKey, entryMs)
+end
+
+local function dequeue(queueKey, expiryKey, member)
+    redis.call('ZREM', queueKey, member)
+    redis.call('ZREM', expiryKey, member)
+end
+
+local function waiterChannel(channelBase, member)
+    return channelBase .. ':' .. string.sub(member, 1, -3)
+end
+
+-- Wakes the head of the queue once the key is free: an exclusive head gets the key for claimMs; shared
+-- heads are told to come. Returns 2 when Redis refused a publish (ACL), else 1.
+local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, publishCommand, claimMs)
+    pruneQueue(queueKey, expiryKey, nowMs)
+    local heads = redis.call('ZRANGE', queueKey, 0, 63)
+    local result = 1
+    for i, member in ipairs(heads) do
+        local exclusiveHead = string.sub(member, -2) == '|W'
+        if exclusiveHead and i > 1 then
+            break
+        end
+        if exclusiveHead then
+            redis.call('SET', lockKey, 'queue-grant:' .. member, 'PX', claimMs)
+        end
+        local published = redis.pcall(publishCommand, waiterChannel(channelBase, member), exclusiveHead and 'g' or 'r')
+        if type(published) == 'table' and published['err'] then
+            result = 2
+        end
+        if exclusiveHead then
+            break
+        end
+    end
+    return result
+end
+
+local function publishCommandFor(mode)
+    return (mode == 'sharded' and redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000)
+        and 'SPUBLISH' or 'PUBLISH'
+end
+
+-- The fencing token of a grant, and the block of tokens reserved behind it for hand-offs inside the
+-- holder's JVM: the counter is set to the block's end, so the next grant anywhere is above the block.
+-- Clock rule: never below the server clock in µs, so a lost counter cannot make tokens go back (as long
+-- as a block is smaller than the time a restart takes, which is true by many orders of magnitude).
+local function grantFence(fenceKey, lease, blockSize, countRule)
+    if countRule then
+        -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
+        local counted = redis.call('INCR', fenceKey)
+        redis.call('PERSIST', fenceKey)
+        return {1, counted, counted}
+    end
+    local fence = serverMicros()
+    local counterTtl = lease + 60000
+    local last = fence + blockSize - 1
+    local previous = tonumber(redis.call('SET', fenceKey, string.format('%.0f', last), 'PX', counterTtl, 'GET') or '0')
+    if previous >= fence then
+        -- more than one grant in a block's time: count on from the previous block
+        fence = previous + 1
+        last = fence + blockSize - 1
+        redis.call('SET', fenceKey, string.format('%.0f', last), 'PX', counterTtl)
+    end
+    return {1, fence, last}
+end
+

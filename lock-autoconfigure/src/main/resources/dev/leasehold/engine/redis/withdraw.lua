@@ -1,0 +1,31 @@
+-- A waiter that stops waiting without the lock takes back what it left (only its own), so nobody is
+-- kept waiting for it: its writer-waiting marker, its queue entries, and a grant made to it that it did
+-- not claim; whoever waits next is woken. (queue.lua is prepended.)
+-- KEYS[1] writer-waiting marker   KEYS[2] lock   KEYS[3] readers   KEYS[4] queue   KEYS[5] queue expiries
+-- ARGV[1] the waiter's id   ARGV[2] wake-up channel   ARGV[3] 'sharded' (see release_exclusive.lua)
+-- ARGV[4] 'queued' or ''   ARGV[5] claim ms
+-- Returns 1 when it took anything back, 0 otherwise.
+local publishCommand = publishCommandFor(ARGV[3])
+local took = 0
+local nowMs = math.floor(serverMicros() / 1000)
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('DEL', KEYS[1])
+    took = 1
+    if ARGV[4] ~= 'queued' then
+        -- wake the readers the marker held back
+        redis.pcall(publishCommand, ARGV[2], '1')
+    end
+end
+if redis.call('GET', KEYS[2]) == 'queue-grant:' .. ARGV[1] .. '|W' then
+    redis.call('DEL', KEYS[2])
+    took = 1
+end
+if redis.call('ZREM', KEYS[4], ARGV[1] .. '|W', ARGV[1] .. '|R') > 0 then
+    redis.call('ZREM', KEYS[5], ARGV[1] .. '|W', ARGV[1] .. '|R')
+    took = 1
+end
+if took == 1 and ARGV[4] == 'queued' and redis.call('EXISTS', KEYS[2]) == 0
+        and redis.call('ZCOUNT', KEYS[3], nowMs + 1, '+inf') == 0 and redis.call('EXISTS', KEYS[4]) == 1 then
+    wakeQueueHead(KEYS[2], KEYS[4], KEYS[5], nowMs, ARGV[2], publishCommand, tonumber(ARGV[5]))
+end
+return took

@@ -1,0 +1,164 @@
+package dev.leasehold.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import dev.leasehold.LockHandle;
+import dev.leasehold.LockMode;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Waiting instances form a fair queue in Redis: the release grants the key to the instance that came first
+ * and wakes it alone, and an instance that dies while queued delays the others by seconds, never a lease.
+ */
+class FairQueueTest extends EveryServerEngineTest {
+
+    @Test
+    void instancesGetTheKeyInTheOrderTheyCameAndOnlyTheHeadIsWoken() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        LockHandle held = holder.lock("show", Duration.ZERO);
+        int instances = 6;
+        List<String> order = new CopyOnWriteArrayList<>();
+        List<FaultyLockServer> servers = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(instances);
+        List<Future<?>> waiters = new ArrayList<>();
+        for (int i = 0; i < instances; i++) {
+            FaultyLockServer server = new FaultyLockServer(fixture.server("lock:"));
+            servers.add(server);
+            DefaultLockEngine engine = fixture.engine(server, EngineFixture.fastSettings());
+            String name = "instance-" + i;
+            waiters.add(pool.submit(() -> {
+                try (LockHandle handle = engine.lock("show", Duration.ofSeconds(30))) {
+                    order.add(name);
+                    Thread.sleep(20);
+                }
+                return null;
+            }));
+            int queued = i + 1;
+            Await.until(Duration.ofSeconds(10), name + " queued in Redis", () -> queueLength("show") == queued);
+        }
+        servers.forEach(server -> server.acquires.set(0));
+
+        held.close();
+        for (Future<?> waiter : waiters) {
+            waiter.get(30, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+
+        assertThat(order).containsExactly("instance-0", "instance-1", "instance-2", "instance-3", "instance-4",
+                "instance-5");
+        // each instance tries once to claim its grant (plus at most a refresh of its place every second);
+        // waking everyone on each release would be 6 + 5 + 4 + 3 + 2 + 1 = 21 tries
+        int tries = servers.stream().mapToInt(server -> server.acquires.get()).sum();
+        assertThat(tries).isLessThanOrEqualTo(instances * 2);
+        assertThat(queueLength("show")).isZero();
+    }
+
+    @Test
+    void anInstanceThatDiedWhileQueuedDelaysTheNextBySecondsNotALease() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        LockHandle held = holder.lock("crash", Duration.ZERO);
+        // a crashed instance's entry: it queued, then never came back (no refresh, no withdraw)
+        LockServer crashed = fixture.server("lock:");
+        LockKeys keys = LockKeys.of("lock:", "crash");
+        assertThat(crashed.acquire(keys, LockMode.EXCLUSIVE, "t", 30_000, 0, "crashed-instance", true)
+            .get(5, TimeUnit.SECONDS).granted()).isFalse();
+        DefaultLockEngine survivor = fixture.engine();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        Future<Long> waited = pool.submit(() -> {
+            long started = System.nanoTime();
+            try (LockHandle handle = survivor.lock("crash", Duration.ofSeconds(25))) {
+                return (System.nanoTime() - started) / 1_000_000;
+            }
+        });
+        Await.until(Duration.ofSeconds(10), "the survivor queued", () -> queueLength("crash") == 2);
+
+        held.close(); // grants the key to the dead instance's entry, which never claims it
+        long waitedMillis = waited.get(25, TimeUnit.SECONDS);
+        pool.shutdown();
+        // the dead entry's grant lapses after FairQueue.CLAIM_MILLIS (or the entry after ENTRY_MILLIS):
+        // seconds, not the holder's 30 s lease
+        assertThat(waitedMillis).isLessThan(FairQueue.ENTRY_MILLIS + FairQueue.CLAIM_MILLIS + 3000);
+        assertThat(queueLength("crash")).isZero();
+    }
+
+    @Test
+    void aWaiterThatGivesUpLeavesTheQueueAndPassesOnAGrantItDidNotClaim() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        LockHandle held = holder.lock("leave", Duration.ZERO);
+        DefaultLockEngine impatient = fixture.engine();
+        DefaultLockEngine patient = fixture.engine();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        Future<Boolean> first = pool.submit(() -> impatient.tryLock("leave", Duration.ofMillis(1500), null)
+            .map(handle -> {
+                handle.close();
+                return true;
+            }).orElse(false));
+        Await.until(Duration.ofSeconds(10), "the impatient one queued", () -> queueLength("leave") == 1);
+        Future<Long> second = pool.submit(() -> {
+            try (LockHandle handle = patient.lock("leave", Duration.ofSeconds(20))) {
+                return System.nanoTime();
+            }
+        });
+        Await.until(Duration.ofSeconds(10), "the patient one queued", () -> queueLength("leave") == 2);
+        assertThat(first.get(10, TimeUnit.SECONDS)).as("gave up").isFalse();
+        Await.until(Duration.ofSeconds(5), "the impatient one left the queue", () -> queueLength("leave") == 1);
+
+        long releasedAt = System.nanoTime();
+        held.close();
+        long waitedMillis = (second.get(20, TimeUnit.SECONDS) - releasedAt) / 1_000_000;
+        pool.shutdown();
+        // woken by the release at once (the head left; the grant went to the next), not at a re-check
+        assertThat(waitedMillis).isLessThan(FairQueue.REFRESH_MILLIS);
+    }
+
+    @Test
+    void readersOfSeveralInstancesShareAndAQueuedWriterIsNotStarved() throws Exception {
+        DefaultLockEngine writerHolder = fixture.engine();
+        LockHandle write = writerHolder.tryLock("shared", LockMode.WRITE, Duration.ZERO, null).orElseThrow();
+        DefaultLockEngine readerA = fixture.engine();
+        DefaultLockEngine readerB = fixture.engine();
+        DefaultLockEngine writer = fixture.engine();
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        List<String> events = new CopyOnWriteArrayList<>();
+        Future<LockHandle> a = pool.submit(() -> readerA.tryLock("shared", LockMode.READ, Duration.ofSeconds(20), null)
+            .orElseThrow());
+        Await.until(Duration.ofSeconds(10), "reader A queued", () -> queueLength("shared") == 1);
+        Future<LockHandle> b = pool.submit(() -> readerB.tryLock("shared", LockMode.READ, Duration.ofSeconds(20), null)
+            .orElseThrow());
+        Await.until(Duration.ofSeconds(10), "reader B queued", () -> queueLength("shared") == 2);
+        Future<?> w = pool.submit(() -> {
+            try (LockHandle handle = writer.tryLock("shared", LockMode.WRITE, Duration.ofSeconds(20), null).orElseThrow()) {
+                events.add("writer");
+            }
+            return null;
+        });
+        Await.until(Duration.ofSeconds(10), "the writer queued", () -> queueLength("shared") == 3);
+
+        write.close();
+        LockHandle readA = a.get(10, TimeUnit.SECONDS);
+        LockHandle readB = b.get(10, TimeUnit.SECONDS);
+        assertThat(readA.isHeld() && readB.isHeld()).as("both readers hold at once").isTrue();
+        // a reader of a new instance must not pass the queued writer
+        DefaultLockEngine lateReader = fixture.engine();
+        assertThat(lateReader.tryLock("shared", LockMode.READ, Duration.ofMillis(300), null)).isEmpty();
+        events.add("readers done");
+        readA.close();
+        readB.close();
+        w.get(10, TimeUnit.SECONDS);
+        pool.shutdown();
+        assertThat(events).containsExactly("readers done", "writer");
+    }
+
+    private int queueLength(String key) {
+        return Integer.parseInt(redis.server().command("ZCARD", LockKeys.of("lock:", key).queue()).trim());
+    }
+}
