@@ -7,14 +7,12 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
-import dev.leasehold.LockKeyException;
 import dev.leasehold.LockMode;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -63,14 +61,10 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     private final LeaseExtension leaseExtension;
 
-    /** Every lock this engine holds now, attached to a thread or not. */
-    private final java.util.Set<HeldLock> active = ConcurrentHashMap.newKeySet();
+    private final LockEndings endings;
 
     /** Completes when shutdown begins: waiters give up at once. */
     private final CompletableFuture<Void> shutdown = new CompletableFuture<>();
-
-    /** Locks whose release was sent and not answered yet: closing waits for them before the connection goes. */
-    private final java.util.Set<HeldLock> releasing = ConcurrentHashMap.newKeySet();
 
     public DefaultLockEngine(LockServer server, LockEngineSettings settings, LockObserver observer) {
         this.server = Objects.requireNonNull(server, "server");
@@ -85,12 +79,14 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         });
         this.scheduler.setRemoveOnCancelPolicy(true);
         this.signals = new ReleaseSignals(server, scheduler, settings.subscriptionLinger(), settings.redisTimeout());
-        this.watchdog = new Watchdog(server, scheduler, settings.leaseTime(), settings.redisTimeout(), this::lose,
-                this.observer);
-        this.watchdog.start();
         this.handOff = new LocalHandOff(server, settings, shutdown);
+        this.endings = new LockEndings(server, settings, this.observer, handOff);
+        this.watchdog = new Watchdog(server, scheduler, settings.leaseTime(), settings.redisTimeout(), endings::lose,
+                this.observer);
+        this.endings.watchedBy(watchdog);
+        this.watchdog.start();
         this.acquirer = new QueueHeadAcquirer(server, settings, tokens, signals, shutdown, handOff);
-        this.leaseExtension = new LeaseExtension(server, settings.redisTimeout(), watchdog, this::lose);
+        this.leaseExtension = new LeaseExtension(server, settings.redisTimeout(), watchdog, endings::lose);
     }
 
     @Override
@@ -114,35 +110,40 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     @Override
     public boolean isLocked(String key) {
-        LockKeys keys = LockKeys.of(settings.keyPrefix(), validKey(key));
+        return query(key, "ask Redis whether '" + key + "' is locked", server::isLocked);
+    }
+
+    /**
+     * What Redis says about one logical key now, read-only (for the actuator endpoint): held or not, mode,
+     * readers, lease left and the fencing counter; never an owner token.
+     */
+    public KeyState inspect(String key) {
+        return query(key, "read '" + key + "' from Redis", server::inspect);
+    }
+
+    /** A read-only step on one key, bounded by {@code leasehold.redis-timeout}. */
+    private <T> T query(String key, String doing, java.util.function.Function<LockKeys, CompletableFuture<T>> step) {
+        LockKeys keys = LockKeys.of(settings.keyPrefix(), LockArguments.validKey(key));
         try {
-            return server.isLocked(keys).get(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            return step.apply(keys).get(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while asking Redis whether '" + key + "' is locked", ex);
+            throw new IllegalStateException("Interrupted while trying to " + doing, ex);
         }
         catch (java.util.concurrent.TimeoutException ex) {
-            throw new IllegalStateException("Redis did not say within leasehold.redis-timeout ("
-                    + settings.redisTimeout() + ") whether '" + key + "' is locked", ex);
+            throw new IllegalStateException("Could not " + doing + ": no answer within leasehold.redis-timeout ("
+                    + settings.redisTimeout() + ")", ex);
         }
         catch (Exception ex) {
-            throw new IllegalStateException("Could not ask whether '" + key + "' is locked: "
-                    + QueueHeadAcquirer.describe(ex), unwrap(ex));
+            throw new IllegalStateException("Could not " + doing + ": " + QueueHeadAcquirer.describe(ex),
+                    QueueHeadAcquirer.unwrap(ex));
         }
     }
 
     @Override
     public Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime) {
-        validKey(key);
-        Objects.requireNonNull(mode, "mode");
-        if (waitTime == null || waitTime.isNegative()) {
-            throw new IllegalArgumentException("waitTime must be zero or positive, was " + waitTime + " (key '" + key + "')");
-        }
-        if (leaseTime != null && (leaseTime.isNegative() || leaseTime.isZero())) {
-            throw new IllegalArgumentException("leaseTime must be positive or null for a watchdog lease, was "
-                    + leaseTime + " (key '" + key + "')");
-        }
+        LockArguments.check(key, mode, waitTime, leaseTime);
         if (shutdown.isDone()) {
             throw QueueHeadAcquirer.shuttingDown(key);
         }
@@ -232,7 +233,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         // before the watchdog sees the lock: a lease found lost at once is reported through view(), which needs it
         lock.outermostRelease = handle.release();
         reentrancy.bind(lock);
-        active.add(lock);
+        endings.active.add(lock);
         watchdog.watch(lock);
         if (shutdown.isDone()) {
             // granted while shutdown began: release rather than leave it to its lease
@@ -255,49 +256,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
      */
     CompletableFuture<Void> exit(HeldLock lock) {
         HeldLock.State before = reentrancy.exit(lock);
-        return before != null ? release(lock, before) : RELEASED;
-    }
-
-    private CompletableFuture<Void> release(HeldLock lock, HeldLock.State before) {
-        watchdog.forget(lock);
-        active.remove(lock);
-        observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
-        if (handOff.tryHandOff(lock, before)) {
-            lock.gate.leave(); // the next local holder has the key now, and Redis was not told
-            return RELEASED;
-        }
-        releasing.add(lock);
-        CompletableFuture<Boolean> reply;
-        try {
-            long keep = lock.holdLeftMillis();
-            reply = keep > 0 ? server.release(lock.keys, lock.mode, lock.token, keep)
-                    : server.release(lock.keys, lock.mode, lock.token);
-        }
-        catch (RuntimeException ex) {
-            reply = CompletableFuture.failedFuture(ex);
-        }
-        // the next local waiter may go now, not a round trip later: its acquire follows the release on
-        // the same connection, and Redis runs them in that order (if the release is lost, it waits as usual)
-        lock.openGate();
-        return reply.orTimeout(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS).handle((released, error) -> {
-            try {
-                if (error != null) {
-                    logger.warn("Could not release " + lock + " (" + QueueHeadAcquirer.describe(error)
-                            + "); it will expire within " + lock.leaseMillis + " ms");
-                }
-                else if (!released && before == HeldLock.State.HELD) {
-                    // the lease ran out before release and nobody noticed yet (e.g. a fixed lease just expired)
-                    lock.state.set(HeldLock.State.LOST);
-                    reportLost(lock, "it was no longer held in Redis when released (the lease ran out)");
-                    lock.state.set(HeldLock.State.RELEASED);
-                }
-            }
-            finally {
-                lock.gate.leave();
-                releasing.remove(lock);
-            }
-            return null;
-        });
+        return before != null ? endings.release(lock, before) : RELEASED;
     }
 
     @Override
@@ -308,62 +267,28 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         return CompletableFuture.runAsync(handle::close);
     }
 
-    /** The watchdog found the lease lost. */
-    private void lose(HeldLock lock, String reason) {
-        if (lock.state.compareAndSet(HeldLock.State.HELD, HeldLock.State.LOST)) {
-            // another client may take the key now: so may this JVM's next waiter, not only after close()
-            lock.openGate();
-            reportLost(lock, reason);
-        }
-    }
-
-    private void reportLost(HeldLock lock, String reason) {
-        logger.warn("Lost " + lock + " held by thread '" + lock.owner.getName() + "': " + reason
-                + ". Another owner may hold it now; work done under it is no longer protected.");
-        observer.lost(lock.view(), reason);
-    }
-
     void orphaned(HeldLock lock) {
         logger.warn("A handle of " + lock + " taken by thread '" + lock.owner.getName()
                 + "' was garbage collected without close(); releasing it. Close every LockHandle (try-with-resources).");
     }
 
-    private static String validKey(String key) {
-        if (key == null) {
-            throw new LockKeyException("Lock key must not be null");
-        }
-        if (key.isBlank()) {
-            throw new LockKeyException("Lock key must not be blank, was '" + key + "'");
-        }
-        if (key.length() > MAX_KEY_LENGTH) {
-            throw new LockKeyException("Lock key must be at most " + MAX_KEY_LENGTH + " characters, was "
-                    + key.length() + " ('" + key.substring(0, 40) + "...')");
-        }
-        return key;
-    }
-
-    private static Throwable unwrap(Throwable ex) {
-        return (ex instanceof java.util.concurrent.ExecutionException || ex instanceof java.util.concurrent.CompletionException)
-                && ex.getCause() != null ? ex.getCause() : ex;
-    }
-
     /** Locks held by this JVM now (for diagnostics and the actuator). */
     public List<LockHandle> heldLocks() {
         List<LockHandle> result = new ArrayList<>();
-        active.forEach(lock -> result.add(lock.view()));
+        endings.active.forEach(lock -> result.add(lock.view()));
         return result;
     }
 
     /** Details of the locks held by this JVM now (for the actuator endpoint). */
     public List<HeldLockInfo> heldLockDetails() {
         List<HeldLockInfo> result = new ArrayList<>();
-        active.forEach(lock -> result.add(lock.info()));
+        endings.active.forEach(lock -> result.add(lock.info()));
         return result;
     }
 
     /** How many locks this JVM holds now. */
     public int heldLockCount() {
-        return active.size();
+        return endings.active.size();
     }
 
     public String instanceId() {
@@ -408,11 +333,11 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         gates.openAll();
         watchdog.stop();
         List<CompletableFuture<Void>> releases = new ArrayList<>();
-        for (HeldLock lock : new ArrayList<>(active)) {
+        for (HeldLock lock : new ArrayList<>(endings.active)) {
             HeldLock.State before = reentrancy.exitAll(lock);
             if (before != null) {
                 logger.info("Releasing " + lock + " at shutdown");
-                releases.add(release(lock, before));
+                releases.add(endings.release(lock, before));
             }
         }
         try {
@@ -425,7 +350,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         catch (Exception ex) {
             // each release logged its own failure
         }
-        awaitReleasesInFlight();
+        endings.awaitReleasesInFlight();
         signals.close();
         scheduler.shutdownNow();
     }
@@ -443,16 +368,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     @Override
     public Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime,
             Duration holdAtLeast) {
-        if (holdAtLeast != null) {
-            if (holdAtLeast.isNegative()) {
-                throw new IllegalArgumentException("holdAtLeast must be zero or positive, was " + holdAtLeast
-                        + " (key '" + key + "')");
-            }
-            if (leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
-                throw new IllegalArgumentException("holdAtLeast (" + holdAtLeast + ") must not be longer than the "
-                        + "fixed leaseTime (" + leaseTime + ") (key '" + key + "')");
-            }
-        }
+        LockArguments.checkHold(key, leaseTime, holdAtLeast);
         Optional<LockHandle> handle = tryLock(key, mode, waitTime, leaseTime);
         if (holdAtLeast != null && !holdAtLeast.isZero() && handle.isPresent()
                 && handle.get() instanceof DefaultLockHandle own) {
@@ -483,45 +399,5 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     /** The settings this engine runs with. */
     public LockEngineSettings settings() {
         return settings;
-    }
-
-    /**
-     * Releases other threads sent just before close (a shutdown hook unlocking) must reach Redis before
-     * the server's connection closes, or their keys would block others for a whole lease.
-     */
-    private void awaitReleasesInFlight() {
-        long deadline = System.nanoTime() + settings.redisTimeout().toNanos() + 100_000_000L;
-        while (!releasing.isEmpty() && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(1);
-            }
-            catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
-    }
-
-    /**
-     * What Redis says about one logical key now, read-only (for the actuator endpoint): held or not, mode,
-     * readers, lease left and the fencing counter; never an owner token.
-     */
-    public KeyState inspect(String key) {
-        LockKeys keys = LockKeys.of(settings.keyPrefix(), validKey(key));
-        try {
-            return server.inspect(keys).get(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while reading '" + key + "' from Redis", ex);
-        }
-        catch (java.util.concurrent.TimeoutException ex) {
-            throw new IllegalStateException("Redis did not answer within leasehold.redis-timeout ("
-                    + settings.redisTimeout() + ") about '" + key + "'", ex);
-        }
-        catch (Exception ex) {
-            throw new IllegalStateException("Could not read '" + key + "' from Redis: " + QueueHeadAcquirer.describe(ex),
-                    unwrap(ex));
-        }
     }
 }
