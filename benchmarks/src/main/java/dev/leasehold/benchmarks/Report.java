@@ -10,7 +10,6 @@ import dev.leasehold.benchmarks.contenders.AnnotatedLeaseholdContender;
 import dev.leasehold.benchmarks.contenders.FloorContender;
 import dev.leasehold.benchmarks.contenders.LeaseholdContender;
 import dev.leasehold.benchmarks.contenders.RedissonContender;
-import dev.leasehold.benchmarks.jmh.JmhRunner;
 import dev.leasehold.benchmarks.load.RunResult;
 
 import static dev.leasehold.benchmarks.Figures.*;
@@ -34,10 +33,13 @@ final class Report {
 
     private final SpreadReport spread;
 
+    private final JmhSection jmhSection;
+
     Report(Measurements measurements, Settings settings) {
         this.m = measurements;
         this.settings = settings;
         this.spread = new SpreadReport(measurements, out);
+        this.jmhSection = new JmhSection(measurements, settings, out);
     }
 
     String render() {
@@ -67,7 +69,7 @@ final class Report {
         }
         costPerAcquisition();
         ceiling();
-        jmh();
+        jmhSection.table();
         exclusion();
         problems();
         method();
@@ -247,29 +249,6 @@ final class Report {
 
     // ---- JMH, exclusion, problems ------------------------------------------------------------------------
 
-    private void jmh() {
-        if (!settings.jmh()) {
-            return;
-        }
-        line("## JMH: one-thread lock+unlock cycle, and what the annotation costs");
-        line();
-        line("`dev.leasehold.benchmarks.jmh`, one fork, brief (see the annotations on each class); against the "
-                + "same server. Score ± 99.9% error.");
-        line();
-        if (m.jmh.isEmpty()) {
-            line("No result (see Problems).");
-            line();
-            return;
-        }
-        line("| benchmark | score | error | unit |");
-        line("|---|---:|---:|---|");
-        for (JmhRunner.Result result : m.jmh) {
-            line("| " + result.benchmark() + " | " + number(result.score()) + " | ± " + number(result.error()) + " | "
-                    + result.unit() + " |");
-        }
-        line();
-    }
-
     private void exclusion() {
         line("## Mutual exclusion");
         line();
@@ -373,31 +352,12 @@ final class Report {
             }
             spread.targets(id, name);
         }
-        interceptionTarget();
+        jmhSection.interceptionTarget();
         long violations = m.totalViolations();
         line("| Mutual exclusion verified in every run | every contender | " + violations + " violations in "
                 + m.allRuns.values().stream().mapToInt(List::size).sum() + " runs | "
                 + (violations == 0 ? "met" : "**NOT MET**") + " |");
         line();
-    }
-
-    /** {@code @DistributedLock}'s own cost: the annotated call minus the same lock taken by hand (JMH). */
-    private void interceptionTarget() {
-        Double annotated = jmhScore("InterceptionCostBenchmark.annotatedCall");
-        Double byHand = jmhScore("InterceptionCostBenchmark.lockedByHand");
-        if (annotated == null || byHand == null) {
-            line("| Interception cost < 2 µs per call | Leasehold @DistributedLock | | n/a (JMH not run) |");
-            return;
-        }
-        double costNanos = annotated - byHand;
-        target("Interception cost < 2 µs per call", "Leasehold @DistributedLock",
-                number(costNanos) + " ns per call (JMH: annotated " + number(annotated) + " ns − by hand "
-                        + number(byHand) + " ns)", costNanos < 2000, costNanos);
-    }
-
-    private Double jmhScore(String benchmark) {
-        return m.jmh.stream().filter(result -> result.benchmark().equals(benchmark)).map(JmhRunner.Result::score)
-            .findFirst().orElse(null);
     }
 
     private void target(String target, String contender, String figure, boolean met, double value) {
