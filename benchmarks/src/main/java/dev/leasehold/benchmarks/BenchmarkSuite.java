@@ -41,6 +41,9 @@ final class BenchmarkSuite {
 
     private final Map<String, Contender> contenders = new LinkedHashMap<>();
 
+    /** Per contender, the further independent clients of the several-instances scenarios (the first is above). */
+    private final Map<String, List<Contender>> moreInstances = new LinkedHashMap<>();
+
     private TestRedisServer redisServer;
 
     private Redis redis;
@@ -64,11 +67,12 @@ final class BenchmarkSuite {
             measurements.machine = Machine.describe(redisServer);
             localCheck = ExclusionCheck.local();
             redisCheck = ExclusionCheck.redis(redis);
-            if (settings.scenarios().contains(Scenario.CONTENDED_TWO_JVMS)) {
+            if (settings.scenarios().stream().anyMatch(Scenario::twoJvms)) {
                 // it starts its contenders while this JVM starts its own
                 startSecondJvm();
             }
             createContenders();
+            createMoreInstances();
             if (secondJvm != null) {
                 awaitSecondJvm();
             }
@@ -127,6 +131,27 @@ final class BenchmarkSuite {
         }
     }
 
+    /** The several-instances scenarios give each contender further clients of its own, as other pods would be. */
+    private void createMoreInstances() {
+        int instances = settings.scenarios().stream().mapToInt(scenario -> scenario.instancesPerJvm).max().orElse(1);
+        if (instances < 2) {
+            return;
+        }
+        for (String id : runnable()) {
+            log("starting " + (instances - 1) + " more instances of " + id);
+            List<Contender> more = new ArrayList<>();
+            moreInstances.put(id, more);
+            try {
+                for (int i = 1; i < instances; i++) {
+                    more.add(Contenders.start(id, redis));
+                }
+            }
+            catch (RuntimeException ex) {
+                measurements.unavailableAsSeveralInstances.put(id, "could not start more instances: " + ex);
+            }
+        }
+    }
+
     private void startSecondJvm() throws Exception {
         log("starting the second JVM");
         secondJvm = SecondJvm.start(BenchmarkMain.class, redis);
@@ -162,8 +187,8 @@ final class BenchmarkSuite {
         if (settings.monitorWindow().isZero()) {
             return;
         }
-        for (Scenario scenario : List.of(Scenario.CONTENDED_ONE_JVM, Scenario.CONTENDED_TWO_JVMS)) {
-            if (!settings.scenarios().contains(scenario)) {
+        for (Scenario scenario : settings.scenarios()) {
+            if (!scenario.contended() || scenario == Scenario.READ_HEAVY) {
                 continue;
             }
             for (String id : runnable()) {
@@ -225,21 +250,24 @@ final class BenchmarkSuite {
         Contender contender = contenders.get(id);
         String key = "s" + scenario.number + "-" + tag + "-" + id;
         Workload workload = switch (scenario) {
-            case UNCONTENDED_ONE_THREAD -> Workload.uncontended(1, key);
-            case UNCONTENDED_16_THREADS -> Workload.uncontended(16, key);
-            case CONTENDED_ONE_JVM, CONTENDED_TWO_JVMS -> Workload.contended(8, key);
-            case READ_HEAVY -> Workload.readHeavy(8, key, READ_PERCENT);
+            case UNCONTENDED_ONE_THREAD, UNCONTENDED_16_THREADS -> Workload.uncontended(scenario.threadsPerInstance, key);
+            case READ_HEAVY -> Workload.readHeavy(scenario.threadsPerInstance, key, READ_PERCENT);
+            default -> Workload.contended(scenario.threadsPerInstance, key, scenario.criticalSection);
         };
-        // the uncontended runs check locally so that the check adds no Redis traffic to what they measure
-        ExclusionCheck check = scenario.contended() ? redisCheck : localCheck;
-        boolean twoJvms = scenario == Scenario.CONTENDED_TWO_JVMS;
+        List<Contender> instances = new ArrayList<>(List.of(contender));
+        instances.addAll(moreInstances.getOrDefault(id, List.of()).subList(0, scenario.instancesPerJvm - 1));
+        // A local check adds no Redis traffic to what is measured, and keeps an empty section empty; it sees
+        // every holder when all of them are in this JVM. Scenarios 3 to 5 keep the Redis check they had.
+        boolean twoJvms = scenario.twoJvms();
+        boolean checkInRedis = twoJvms || (scenario.contended() && !scenario.spread());
+        ExclusionCheck check = checkInRedis ? redisCheck : localCheck;
         Duration delay = twoJvms ? START_DELAY_TWO_JVMS : START_DELAY_ONE_JVM;
         ServerCounters before = ServerCounters.read(redisServer);
         long startAt = System.currentTimeMillis() + delay.toMillis();
         if (twoJvms) {
             secondJvm.startRun(id, workload, startAt, window);
         }
-        RunResult result = LoadRun.run(contender, workload, check, startAt, window);
+        RunResult result = LoadRun.run(instances, workload, check, startAt, window);
         if (twoJvms) {
             result = result.plus(secondJvm.awaitResult(window.plusSeconds(90)));
         }
@@ -253,8 +281,9 @@ final class BenchmarkSuite {
             measurements.problems.add(id + " in scenario " + scenario.number + " (" + tag + "): " + result.errors()
                     + " errors, " + result.timeouts() + " waits ran out; first: " + result.firstProblem());
         }
-        log(String.format("  scenario %s %-20s %-4s %10.0f %s  p50 %.0f µs  p99 %.0f µs%s", scenario.number, id, tag,
-                result.perSecond(), scenario.unit, result.waitMicros(0.5), result.waitMicros(0.99),
+        log(String.format("  scenario %-2s %-20s %-4s %10.0f %s  p50 %.0f µs  p99 %.0f µs%s%s", scenario.number, id,
+                tag, result.perSecond(), scenario.unit, result.waitMicros(0.5), result.waitMicros(0.99),
+                scenario.contended() ? String.format("  fewest/most per thread %.2f", result.fewestToMostPerThread()) : "",
                 result.violations() > 0 ? "  VIOLATIONS " + result.violations() : ""));
         return new Measurements.Trial(trial, result, after.callsSince(before), after.cpuSecondsSince(before));
     }
@@ -271,8 +300,11 @@ final class BenchmarkSuite {
         if (scenario == Scenario.READ_HEAVY && !contenders.get(id).supportsReadWrite()) {
             return false;
         }
-        return scenario != Scenario.CONTENDED_TWO_JVMS
-                || (secondJvm != null && !measurements.unavailableInSecondJvm.containsKey(id));
+        if (scenario.instancesPerJvm > 1 && (measurements.unavailableAsSeveralInstances.containsKey(id)
+                || moreInstances.getOrDefault(id, List.of()).size() < scenario.instancesPerJvm - 1)) {
+            return false;
+        }
+        return !scenario.twoJvms() || (secondJvm != null && !measurements.unavailableInSecondJvm.containsKey(id));
     }
 
     private static List<String> rotated(List<String> ids, int by) {
@@ -292,7 +324,9 @@ final class BenchmarkSuite {
                 Thread.currentThread().interrupt();
             }
         }
-        for (Contender contender : contenders.values()) {
+        List<Contender> all = new ArrayList<>(contenders.values());
+        moreInstances.values().forEach(all::addAll);
+        for (Contender contender : all) {
             try {
                 contender.close();
             }

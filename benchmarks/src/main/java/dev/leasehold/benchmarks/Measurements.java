@@ -31,6 +31,9 @@ final class Measurements {
     /** Contender id → why it could not run in the second JVM. */
     final Map<String, String> unavailableInSecondJvm = new LinkedHashMap<>();
 
+    /** Contender id → why it could not run as several clients in one JVM (scenarios 8 and 9). */
+    final Map<String, String> unavailableAsSeveralInstances = new LinkedHashMap<>();
+
     final Map<Scenario, Map<String, List<Trial>>> trials = new EnumMap<>(Scenario.class);
 
     final Map<Scenario, Map<String, MonitorResult>> monitor = new EnumMap<>(Scenario.class);

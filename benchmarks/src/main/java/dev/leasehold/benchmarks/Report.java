@@ -1,20 +1,18 @@
 package dev.leasehold.benchmarks;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.function.ToDoubleFunction;
 import java.util.stream.Collectors;
 
 import dev.leasehold.benchmarks.contenders.AnnotatedLeaseholdContender;
 import dev.leasehold.benchmarks.contenders.FloorContender;
 import dev.leasehold.benchmarks.contenders.LeaseholdContender;
 import dev.leasehold.benchmarks.contenders.RedissonContender;
-import dev.leasehold.benchmarks.jmh.JmhRunner;
 import dev.leasehold.benchmarks.load.RunResult;
+
+import static dev.leasehold.benchmarks.Figures.*;
 
 /** Renders {@link Measurements} as RESULTS.md. */
 final class Report {
@@ -33,9 +31,15 @@ final class Report {
 
     private final StringBuilder out = new StringBuilder();
 
+    private final SpreadReport spread;
+
+    private final JmhSection jmhSection;
+
     Report(Measurements measurements, Settings settings) {
         this.m = measurements;
         this.settings = settings;
+        this.spread = new SpreadReport(measurements, out);
+        this.jmhSection = new JmhSection(measurements, settings, out);
     }
 
     String render() {
@@ -56,11 +60,16 @@ final class Report {
         targets();
         contenders();
         for (Scenario scenario : settings.scenarios()) {
-            scenarioTable(scenario);
+            if (scenario.spread()) {
+                spread.table(scenario);
+            }
+            else {
+                scenarioTable(scenario);
+            }
         }
-        roundTrips();
+        costPerAcquisition();
         ceiling();
-        jmh();
+        jmhSection.table();
         exclusion();
         problems();
         method();
@@ -113,18 +122,18 @@ final class Report {
             List<Measurements.Trial> trials = m.trials(scenario, id);
             String name = m.displayNames.get(id);
             if (trials.isEmpty()) {
-                line("| " + name + " | " + notRun(scenario, id) + " | | | | " + (contended ? " | | |" : "|"));
+                line("| " + name + " | " + notRun(m, scenario, id) + " | | | | " + (contended ? " | | |" : "|"));
                 continue;
             }
             double rate = median(trials, t -> t.result().perSecond());
             String perTrial = trials.stream().map(t -> number(t.result().perSecond())).collect(Collectors.joining(" / "));
             String row = "| " + name + " | " + number(rate) + " | " + perTrial + " | "
-                    + ratio(ratio(scenario, id, REDISSON, t -> t.result().perSecond())) + " | "
-                    + ratio(ratio(scenario, id, FLOOR, t -> t.result().perSecond())) + " | ";
+                    + ratio(trialRatio(m, scenario, id, REDISSON, t -> t.result().perSecond())) + " | "
+                    + ratio(trialRatio(m, scenario, id, FLOOR, t -> t.result().perSecond())) + " | ";
             if (contended) {
                 row += millis(median(trials, t -> t.result().waitMicros(0.5))) + " | "
                         + millis(median(trials, t -> t.result().waitMicros(0.99))) + " | "
-                        + ratio(ratio(scenario, id, REDISSON, t -> t.result().waitMicros(0.5))) + " |";
+                        + ratio(trialRatio(m, scenario, id, REDISSON, t -> t.result().waitMicros(0.5))) + " |";
             }
             else {
                 row += (Double.isNaN(ceiling) ? "n/a" : percent(rate / ceiling)) + " |";
@@ -140,37 +149,26 @@ final class Report {
         }
     }
 
-    private String notRun(Scenario scenario, String id) {
-        if (m.unavailable.containsKey(id)) {
-            return "n/a (" + m.unavailable.get(id) + ")";
-        }
-        if (scenario == Scenario.CONTENDED_TWO_JVMS && m.unavailableInSecondJvm.containsKey(id)) {
-            return "n/a (second JVM: " + m.unavailableInSecondJvm.get(id) + ")";
-        }
-        if (scenario == Scenario.READ_HEAVY) {
-            return "n/a (no read/write lock)";
-        }
-        return "n/a";
-    }
-
     // ---- scenario 6 --------------------------------------------------------------------------------------
 
-    private void roundTrips() {
-        line("## Scenario 6: cost per successful acquisition in scenarios 3 and 4");
+    private void costPerAcquisition() {
+        List<Scenario> contended = settings.scenarios().stream()
+            .filter(scenario -> scenario.contended() && scenario != Scenario.READ_HEAVY)
+            .toList();
+        line("## Scenario 6: cost per successful acquisition in the contended scenarios ("
+                + contended.stream().map(scenario -> scenario.number).collect(Collectors.joining(", ")) + ")");
         line();
         line("Client round trips come from a " + settings.monitorWindow().toMillis() + " ms run of its own watched with "
                 + "`MONITOR` (commands from a client address; script-internal calls show as `[0 lua]` and are not "
                 + "round trips; pushed pub/sub messages do not show at all, SUBSCRIBE/UNSUBSCRIBE do and count). "
                 + "Commands executed by Redis are `INFO commandstats` deltas over the timed trials (they include the "
                 + "calls inside scripts), pooled over all trials. Redis CPU is the `INFO cpu` delta "
-                + "(used_cpu_user + used_cpu_sys) per acquisition, median of the trials; it includes the exclusion "
-                + "check's two commands per acquisition (the same for every contender). The benchmark's own "
+                + "(used_cpu_user + used_cpu_sys) per acquisition, median of the trials; in scenarios 3, 4, 10 "
+                + "and 11 it includes the exclusion check's two commands per acquisition (the same for every "
+                + "contender; the other scenarios check in the JVM). The benchmark's own "
                 + "commands (the exclusion check's INCRBY/DECRBY, INFO) are left out of the command counts.");
         line();
-        for (Scenario scenario : List.of(Scenario.CONTENDED_ONE_JVM, Scenario.CONTENDED_TWO_JVMS)) {
-            if (!settings.scenarios().contains(scenario)) {
-                continue;
-            }
+        for (Scenario scenario : contended) {
             line("### Scenario " + scenario.number);
             line();
             line("| contender | client round trips / acq. | sent by clients (per acq.) | run inside scripts (per acq.) | Redis commands executed / acq. | executed, by command (per acq.) | Redis CPU µs / acq. |");
@@ -179,7 +177,7 @@ final class Report {
                 List<Measurements.Trial> trials = m.trials(scenario, id);
                 String name = m.displayNames.get(id);
                 if (trials.isEmpty()) {
-                    line("| " + name + " | " + notRun(scenario, id) + " | | | | | |");
+                    line("| " + name + " | " + notRun(m, scenario, id) + " | | | | | |");
                     continue;
                 }
                 Measurements.MonitorResult sample = m.monitor.getOrDefault(scenario, Map.of()).get(id);
@@ -206,22 +204,6 @@ final class Report {
             }
             line();
         }
-    }
-
-    static double roundTrips(Measurements.MonitorResult sample) {
-        long sent = sample.clientCommands().values().stream().mapToLong(Long::longValue).sum();
-        return (double) sent / sample.acquisitions();
-    }
-
-    private static String perAcquisition(Map<String, Long> counts, long acquisitions) {
-        if (acquisitions == 0) {
-            return "";
-        }
-        return counts.entrySet().stream()
-            .sorted((a, b) -> Long.compare(b.getValue(), a.getValue()))
-            .filter(entry -> (double) entry.getValue() / acquisitions >= 0.005)
-            .map(entry -> entry.getKey().toUpperCase(Locale.ROOT) + " " + decimal((double) entry.getValue() / acquisitions))
-            .collect(Collectors.joining(", "));
     }
 
     // ---- scenario 7 --------------------------------------------------------------------------------------
@@ -267,29 +249,6 @@ final class Report {
 
     // ---- JMH, exclusion, problems ------------------------------------------------------------------------
 
-    private void jmh() {
-        if (!settings.jmh()) {
-            return;
-        }
-        line("## JMH: one-thread lock+unlock cycle, and what the annotation costs");
-        line();
-        line("`dev.leasehold.benchmarks.jmh`, one fork, brief (see the annotations on each class); against the "
-                + "same server. Score ± 99.9% error.");
-        line();
-        if (m.jmh.isEmpty()) {
-            line("No result (see Problems).");
-            line();
-            return;
-        }
-        line("| benchmark | score | error | unit |");
-        line("|---|---:|---:|---|");
-        for (JmhRunner.Result result : m.jmh) {
-            line("| " + result.benchmark() + " | " + number(result.score()) + " | ± " + number(result.error()) + " | "
-                    + result.unit() + " |");
-        }
-        line();
-    }
-
     private void exclusion() {
         line("## Mutual exclusion");
         line();
@@ -332,6 +291,11 @@ final class Report {
                 + "at once. The wait is measured from asking to being granted. Scenario 4 adds a second JVM "
                 + "(same java binary and class path) with another 8 threads and its own client; both JVMs start at "
                 + "the same wall-clock instant and their counts and waits are merged.");
+        line("- Scenarios 8 to 12 (issue 14): scenarios 8 and 9 give each contender four independent clients in "
+                + "this JVM (own connections and, for Leasehold, own engine, as four pods would have), 2 threads "
+                + "each; 10 and 11 run 4 threads in each of the two JVMs; 12 is one client with 8 threads. An empty "
+                + "critical section releases at once. Fewest/most per thread and the smallest client's (JVM's) "
+                + "share are taken within each trial over every thread of every client, then the median.");
         line("- Only acquisitions granted inside the window count; throughput is counted acquisitions / window.");
         line("- Reading the waits: Leasehold queues the threads of one JVM that want the same key first come, first "
                 + "served, so with 8 threads each waits for about 7 critical sections (p50 and p99 close together). "
@@ -361,8 +325,8 @@ final class Report {
             }
             for (Scenario scenario : List.of(Scenario.UNCONTENDED_ONE_THREAD, Scenario.UNCONTENDED_16_THREADS)) {
                 String what = scenario == Scenario.UNCONTENDED_ONE_THREAD ? "1 thread" : "16 threads";
-                double vsRedisson = ratio(scenario, id, REDISSON, t -> t.result().perSecond());
-                double vsFloor = ratio(scenario, id, FLOOR, t -> t.result().perSecond());
+                double vsRedisson = trialRatio(m, scenario, id, REDISSON, t -> t.result().perSecond());
+                double vsFloor = trialRatio(m, scenario, id, FLOOR, t -> t.result().perSecond());
                 double rate = median(m.trials(scenario, id), t -> t.result().perSecond());
                 target("Uncontended throughput, " + what + ", ≥ Redisson's", name,
                         number(rate) + " cycles/s = " + ratio(vsRedisson) + " of Redisson's", vsRedisson >= 1.0, vsRedisson);
@@ -375,19 +339,20 @@ final class Report {
                 double trips = sample == null || sample.acquisitions() == 0 ? Double.NaN : roundTrips(sample);
                 target("Contended (" + what + "): ≤ 3 client round trips per acquisition", name,
                         decimal(trips) + " round trips / acquisition", trips <= 3.0, trips);
-                double vsFloor = ratio(scenario, id, FLOOR, t -> t.result().perSecond());
+                double vsFloor = trialRatio(m, scenario, id, FLOOR, t -> t.result().perSecond());
                 double rate = median(m.trials(scenario, id), t -> t.result().perSecond());
                 target("Contended (" + what + "): acquisitions/s ≥ the floor's", name,
                         number(rate) + " /s = " + ratio(vsFloor) + " of the floor's", vsFloor >= 1.0, vsFloor);
                 double p50 = median(m.trials(scenario, id), t -> t.result().waitMicros(0.5));
                 double p50Redisson = median(m.trials(scenario, REDISSON), t -> t.result().waitMicros(0.5));
-                double p50VsRedisson = ratio(scenario, id, REDISSON, t -> t.result().waitMicros(0.5));
+                double p50VsRedisson = trialRatio(m, scenario, id, REDISSON, t -> t.result().waitMicros(0.5));
                 target("Contended (" + what + "): p50 wait ≤ Redisson's", name,
                         millis(p50) + " ms vs Redisson " + millis(p50Redisson) + " ms (" + ratio(p50VsRedisson) + ")",
                         p50VsRedisson <= 1.0, p50VsRedisson);
             }
+            spread.targets(id, name);
         }
-        interceptionTarget();
+        jmhSection.interceptionTarget();
         long violations = m.totalViolations();
         line("| Mutual exclusion verified in every run | every contender | " + violations + " violations in "
                 + m.allRuns.values().stream().mapToInt(List::size).sum() + " runs | "
@@ -395,77 +360,8 @@ final class Report {
         line();
     }
 
-    /** {@code @DistributedLock}'s own cost: the annotated call minus the same lock taken by hand (JMH). */
-    private void interceptionTarget() {
-        Double annotated = jmhScore("InterceptionCostBenchmark.annotatedCall");
-        Double byHand = jmhScore("InterceptionCostBenchmark.lockedByHand");
-        if (annotated == null || byHand == null) {
-            line("| Interception cost < 2 µs per call | Leasehold @DistributedLock | | n/a (JMH not run) |");
-            return;
-        }
-        double costNanos = annotated - byHand;
-        target("Interception cost < 2 µs per call", "Leasehold @DistributedLock",
-                number(costNanos) + " ns per call (JMH: annotated " + number(annotated) + " ns − by hand "
-                        + number(byHand) + " ns)", costNanos < 2000, costNanos);
-    }
-
-    private Double jmhScore(String benchmark) {
-        return m.jmh.stream().filter(result -> result.benchmark().equals(benchmark)).map(JmhRunner.Result::score)
-            .findFirst().orElse(null);
-    }
-
     private void target(String target, String contender, String figure, boolean met, double value) {
-        String result = Double.isNaN(value) ? "n/a (not measured)" : met ? "met" : "**NOT MET**";
-        line("| " + target + " | " + contender + " | " + figure + " | " + result + " |");
-    }
-
-    // ---- numbers -----------------------------------------------------------------------------------------
-
-    /** Median over trials of id's metric divided by ref's metric in the same trial. */
-    private double ratio(Scenario scenario, String id, String ref, ToDoubleFunction<Measurements.Trial> metric) {
-        Map<Integer, Measurements.Trial> reference = new HashMap<>();
-        m.trials(scenario, ref).forEach(trial -> reference.put(trial.trial(), trial));
-        List<Double> ratios = new ArrayList<>();
-        for (Measurements.Trial trial : m.trials(scenario, id)) {
-            Measurements.Trial other = reference.get(trial.trial());
-            if (other != null) {
-                ratios.add(metric.applyAsDouble(trial) / metric.applyAsDouble(other));
-            }
-        }
-        return medianOf(ratios);
-    }
-
-    private static double median(List<Measurements.Trial> trials, ToDoubleFunction<Measurements.Trial> metric) {
-        return medianOf(trials.stream().map(metric::applyAsDouble).toList());
-    }
-
-    static double medianOf(List<Double> values) {
-        List<Double> sorted = values.stream().filter(v -> !Double.isNaN(v)).sorted().toList();
-        if (sorted.isEmpty()) {
-            return Double.NaN;
-        }
-        int middle = sorted.size() / 2;
-        return sorted.size() % 2 == 1 ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
-    }
-
-    private static String number(double value) {
-        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, "%,.0f", value);
-    }
-
-    private static String decimal(double value) {
-        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, "%.2f", value);
-    }
-
-    private static String millis(double micros) {
-        return Double.isNaN(micros) ? "n/a" : String.format(Locale.ROOT, "%.2f", micros / 1000);
-    }
-
-    private static String ratio(double value) {
-        return Double.isNaN(value) || Double.isInfinite(value) ? "n/a" : String.format(Locale.ROOT, "%.2fx", value);
-    }
-
-    private static String percent(double value) {
-        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, "%.0f%%", value * 100);
+        line(targetRow(target, contender, figure, met, value));
     }
 
     private void line(String text) {

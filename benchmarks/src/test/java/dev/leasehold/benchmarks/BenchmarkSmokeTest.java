@@ -11,8 +11,9 @@ import org.junit.jupiter.api.Timeout;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Keeps the benchmarks from rotting in the normal build: every contender runs every scenario (the second
- * JVM included) for a few hundred milliseconds against a real redis-server, and the report renders. The
+ * Keeps the benchmarks from rotting in the normal build: every contender runs the smoke scenarios (the second
+ * JVM and four clients in one JVM included) for a few hundred milliseconds against a real redis-server, and
+ * the report renders. The
  * figures mean nothing at this length; mutual exclusion must hold anyway.
  */
 class BenchmarkSmokeTest {
@@ -44,10 +45,15 @@ class BenchmarkSmokeTest {
                 }
                 assertThat(measurements.trials(scenario, id)).as(id + " in scenario " + scenario.number)
                     .singleElement()
-                    .satisfies(trial -> assertThat(trial.result().acquisitions()).isPositive());
+                    .satisfies(trial -> assertThat(trial.result().acquisitions()).isPositive())
+                    // each client's threads are counted apart: the fairness figures rest on it
+                    .satisfies(trial -> assertThat(trial.result().perClientThreads())
+                        .hasDimensions(scenario.jvms * scenario.instancesPerJvm, scenario.threadsPerInstance));
             }
         }
         String report = new Report(measurements, settings).render();
-        assertThat(report).contains("## Targets", "## Scenario 4", "Mutual exclusion held in every run");
+        assertThat(report).contains("## Targets", "## Scenario 4", "## Scenario 8",
+                "Several instances (scenario 8, 4 clients × 2 threads, empty section): fewest/most",
+                "Mutual exclusion held in every run");
     }
 }

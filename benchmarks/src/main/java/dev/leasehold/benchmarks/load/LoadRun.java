@@ -28,16 +28,29 @@ public final class LoadRun {
 
     public static RunResult run(Contender contender, Workload workload, ExclusionCheck check, long startAtEpochMillis,
             Duration window) throws InterruptedException {
+        return run(List.of(contender), workload, check, startAtEpochMillis, window);
+    }
+
+    /**
+     * Runs {@code workload.threads()} threads on each of {@code instances} (independent clients of the same
+     * contender, as separate application instances would be) at once.
+     */
+    public static RunResult run(List<Contender> instances, Workload workload, ExclusionCheck check,
+            long startAtEpochMillis, Duration window) throws InterruptedException {
         long startNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(startAtEpochMillis - System.currentTimeMillis());
         long endNanos = startNanos + window.toNanos();
         check.reset();
         List<Worker> workers = new ArrayList<>();
-        for (int i = 0; i < workload.threads(); i++) {
-            String key = workload.sharedKey() ? workload.key() : workload.key() + ":" + i;
-            Worker worker = new Worker(contender, workload, check, key, startNanos, endNanos);
-            worker.thread = new Thread(worker, "bench-" + contender.id() + "-" + i);
-            worker.thread.setDaemon(true);
-            workers.add(worker);
+        for (int instance = 0; instance < instances.size(); instance++) {
+            Contender contender = instances.get(instance);
+            for (int t = 0; t < workload.threads(); t++) {
+                int i = instance * workload.threads() + t;
+                String key = workload.sharedKey() ? workload.key() : workload.key() + ":" + i;
+                Worker worker = new Worker(contender, workload, check, key, startNanos, endNanos);
+                worker.thread = new Thread(worker, "bench-" + contender.id() + "-" + instance + "-" + t);
+                worker.thread.setDaemon(true);
+                workers.add(worker);
+            }
         }
         workers.forEach(worker -> worker.thread.start());
         long joinDeadline = endNanos + WAIT.toNanos() + TimeUnit.SECONDS.toNanos(10);
@@ -69,6 +82,13 @@ public final class LoadRun {
             }
         }
         Arrays.sort(waits, 0, offset);
+        // a thread that did not finish counts 0: its client gave it no turn that completed
+        long[][] perClientThreads = new long[instances.size()][workload.threads()];
+        for (int i = 0; i < workers.size(); i++) {
+            Worker worker = workers.get(i);
+            perClientThreads[i / workload.threads()][i % workload.threads()] =
+                    worker.thread.isAlive() ? 0 : worker.acquisitions;
+        }
         long violations = check.violations();
         if (firstProblem == null && violations > 0) {
             firstProblem = check.firstViolation();
@@ -77,7 +97,7 @@ public final class LoadRun {
             firstProblem = check.firstViolation() + "; also: " + firstProblem;
         }
         return new RunResult(acquisitions, timeouts, errors, violations, firstProblem,
-                offset == waits.length ? waits : Arrays.copyOf(waits, offset), window.toNanos() / 1e9);
+                offset == waits.length ? waits : Arrays.copyOf(waits, offset), window.toNanos() / 1e9, perClientThreads);
     }
 
     private static final class Worker implements Runnable {

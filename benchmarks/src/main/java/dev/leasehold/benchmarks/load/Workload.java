@@ -5,7 +5,7 @@ import java.time.Duration;
 /**
  * What the threads of one run do.
  *
- * @param threads         threads in this JVM
+ * @param threads         threads per client (contender instance) in this JVM
  * @param sharedKey       true: all threads lock {@code key}; false: thread i locks {@code key:i} (uncontended)
  * @param criticalSection how long each holder keeps the lock (zero: release at once)
  * @param readPercent     share of acquisitions that are READ (the rest WRITE); negative: all EXCLUSIVE
@@ -17,7 +17,11 @@ public record Workload(int threads, String key, boolean sharedKey, Duration crit
     }
 
     public static Workload contended(int threads, String key) {
-        return new Workload(threads, key, true, Duration.ofMillis(1), -1);
+        return contended(threads, key, Duration.ofMillis(1));
+    }
+
+    public static Workload contended(int threads, String key, Duration criticalSection) {
+        return new Workload(threads, key, true, criticalSection, -1);
     }
 
     public static Workload readHeavy(int threads, String key, int readPercent) {
