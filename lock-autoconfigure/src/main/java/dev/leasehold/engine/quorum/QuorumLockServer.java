@@ -275,6 +275,17 @@ public class QuorumLockServer implements LockServer {
         }
     }
 
+    /** Local hand-off works in quorum mode too: token blocks are reserved on a majority ({@link QuorumFenceBlocks}). */
+    @Override
+    public boolean reservesFences() {
+        return true;
+    }
+
+    @Override
+    public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
+        return new QuorumFenceBlocks(nodes, majority, stepTimeoutNanos).reserve(keys, token, leaseMillis);
+    }
+
     @Override
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
         return vote(node -> node.server().renew(keys, mode, token, leaseMillis), true, "renew '" + keys.logicalKey() + "'");

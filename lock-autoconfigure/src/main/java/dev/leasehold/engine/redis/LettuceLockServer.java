@@ -151,11 +151,10 @@ public class LettuceLockServer implements LockServer {
 
     @Override
     public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
-        if (!reservesFences()) {
-            return LockServer.super.reserveFences(keys, token, leaseMillis);
-        }
+        // a quorum node (counting fence) reserves too: QuorumLockServer takes the block from a majority
         byte[][] scriptKeys = keys(keys.lock(), keys.fence(), keys.queue(), keys.queueExpiry());
-        byte[][] args = { bytes(token), bytes(leaseMillis), bytes(FairQueue.FENCE_BLOCK) };
+        byte[][] args = { bytes(token), bytes(leaseMillis), bytes(FairQueue.FENCE_BLOCK),
+                countingFence ? COUNTING_FENCE : CLOCK_FENCE };
         CompletableFuture<List<Object>> reply = acknowledged == null
                 ? eval(LockScript.RESERVE_FENCES, ScriptOutputType.MULTI, scriptKeys, args)
                 : acknowledged.<List<Object>>eval(LockScript.RESERVE_FENCES, ScriptOutputType.MULTI, scriptKeys, args)

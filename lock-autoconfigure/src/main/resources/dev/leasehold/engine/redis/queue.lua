@@ -76,9 +76,9 @@ end
 local function grantFence(fenceKey, lease, blockSize, countRule)
     if countRule then
         -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
-        local counted = redis.call('INCR', fenceKey)
+        local counted = redis.call('INCRBY', fenceKey, blockSize)
         redis.call('PERSIST', fenceKey)
-        return {1, counted, counted}
+        return {1, counted - blockSize + 1, counted}
     end
     local fence = serverMicros()
     local counterTtl = lease + 60000

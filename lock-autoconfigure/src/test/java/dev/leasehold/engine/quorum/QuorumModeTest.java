@@ -277,4 +277,52 @@ class QuorumModeTest {
             assertThat(first.tryLock("report", dev.leasehold.LockMode.READ, Duration.ZERO, null)).isEmpty();
         }
     }
+
+    @Test
+    void threadsOfOneClientHandTheLockOnWithoutAQuorumRoundAndTokensStillOnlyGrow() throws Exception {
+        LockEngineSettings settings = QuorumFixture.settings(Duration.ofSeconds(5));
+        DefaultLockEngine engine = nodes.client(settings);
+        engine.lock("quorum-hot", Duration.ofSeconds(10)).close();
+        long before = scriptCalls();
+        java.util.List<Long> tokens = new java.util.ArrayList<>();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        java.util.List<java.util.concurrent.Future<?>> workers = new java.util.ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            workers.add(pool.submit(() -> {
+                for (int i = 0; i < 50; i++) {
+                    try (LockHandle handle = engine.lock("quorum-hot", Duration.ofSeconds(20))) {
+                        tokens.add(handle.fencingToken()); // only while holding the lock
+                    }
+                }
+                return null;
+            }));
+        }
+        for (java.util.concurrent.Future<?> worker : workers) {
+            worker.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+        for (int i = 1; i < tokens.size(); i++) {
+            assertThat(tokens.get(i)).as("token %d", i).isGreaterThan(tokens.get(i - 1));
+        }
+        // without hand-offs: an acquire and a release on every node per lock (2 x 5 x 200 = 2000 scripts)
+        assertThat(scriptCalls() - before).as("scripts run on the 5 nodes for 200 locks").isLessThan(500);
+        // another client afterwards is above every token of the blocks
+        DefaultLockEngine other = nodes.client(settings);
+        try (LockHandle next = other.lock("quorum-hot", Duration.ofSeconds(10))) {
+            assertThat(next.fencingToken()).isGreaterThan(tokens.get(tokens.size() - 1));
+        }
+    }
+
+    private static long scriptCalls() {
+        long calls = 0;
+        for (dev.leasehold.test.redis.TestRedisServer server : nodes.servers) {
+            for (String line : server.command("INFO", "commandstats").split("\\R")) {
+                if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                    String value = line.substring(line.indexOf("calls=") + 6);
+                    calls += Long.parseLong(value.substring(0, value.indexOf(',')));
+                }
+            }
+        }
+        return calls;
+    }
 }

@@ -1,0 +1,76 @@
+package dev.leasehold.engine.quorum;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
+
+import dev.leasehold.engine.FairQueue;
+import dev.leasehold.engine.LockKeys;
+import dev.leasehold.engine.LockServer.FenceBlock;
+import dev.leasehold.engine.quorum.Round.Reply;
+
+/**
+ * Fencing-token blocks for local hand-offs in quorum mode, with the counter rule of
+ * {@link QuorumLockServer}: every node that still holds the token adds a block to its counter and
+ * answers its new value; the block ends at {@code E}, the maximum over a majority, and {@code E} is made
+ * known to a majority (counters raised) before the block is used. Any earlier token {@code P} is known to
+ * a majority, which shares a node with this one; that node answered at least {@code P + block}, so the
+ * block's first token {@code E - block + 1} is above {@code P}, and the next grant anywhere is above
+ * {@code E}. The reservation also renews the lease on the nodes that answered.
+ */
+final class QuorumFenceBlocks {
+
+    private final List<QuorumNode> nodes;
+
+    private final int majority;
+
+    private final long stepTimeoutNanos;
+
+    QuorumFenceBlocks(List<QuorumNode> nodes, int majority, long stepTimeoutNanos) {
+        this.nodes = nodes;
+        this.majority = majority;
+        this.stepTimeoutNanos = stepTimeoutNanos;
+    }
+
+    /** The next block, or null when a majority no longer holds the token (the lock is lost). */
+    CompletableFuture<FenceBlock> reserve(LockKeys keys, String token, long leaseMillis) {
+        long startedAt = System.nanoTime();
+        Predicate<Reply<FenceBlock>> held = reply -> reply.ok() && reply.counted() && reply.value() != null;
+        Predicate<Reply<FenceBlock>> notHeld = reply -> reply.ok() && reply.counted() && reply.value() == null;
+        Round<FenceBlock> round = Round.send(nodes, node -> node.server().reserveFences(keys, token, leaseMillis),
+                stepTimeoutNanos, replies -> count(replies, held) >= majority
+                        || count(replies, notHeld) > nodes.size() - majority);
+        return round.outcome().thenCompose(replies -> {
+            List<Reply<FenceBlock>> holding = replies.stream().filter(held).toList();
+            if (holding.size() < majority) {
+                if (count(replies, notHeld) > nodes.size() - majority) {
+                    return CompletableFuture.completedFuture(null);
+                }
+                return CompletableFuture.failedFuture(new QuorumUnavailableException("Only " + holding.size() + " of "
+                        + nodes.size() + " Redis servers confirmed '" + keys.logicalKey() + "' for a token reservation ("
+                        + majority + " needed)"));
+            }
+            long last = holding.stream().mapToLong(reply -> reply.value().last()).max().orElseThrow();
+            FenceBlock block = new FenceBlock(last - FairQueue.FENCE_BLOCK + 1, last, false);
+            long known = holding.stream().filter(reply -> reply.value().last() >= last).count();
+            if (known >= majority) {
+                return CompletableFuture.completedFuture(block);
+            }
+            List<QuorumNode> behind = holding.stream().filter(reply -> reply.value().last() < last)
+                .map(Reply::node).toList();
+            long left = stepTimeoutNanos - (System.nanoTime() - startedAt);
+            int needed = (int) (majority - known);
+            Predicate<List<Reply<Long>>> enough = raised -> count(raised,
+                    reply -> reply.ok() && reply.counted() && reply.value() >= last) >= needed;
+            return Round.send(behind, node -> node.server().raiseFence(keys, last), left, enough).outcome()
+                .thenCompose(raised -> enough.test(raised) ? CompletableFuture.completedFuture(block)
+                        : CompletableFuture.failedFuture(new QuorumUnavailableException("Fencing tokens up to " + last
+                                + " of '" + keys.logicalKey() + "' could not be stored on " + majority + " of "
+                                + nodes.size() + " Redis servers in time")));
+        });
+    }
+
+    private static <T> int count(List<Reply<T>> replies, Predicate<Reply<T>> condition) {
+        return (int) replies.stream().filter(condition).count();
+    }
+}
