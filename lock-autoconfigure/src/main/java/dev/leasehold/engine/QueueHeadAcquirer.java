@@ -89,7 +89,8 @@ final class QueueHeadAcquirer {
                 CompletableFuture<Void> release = registration != null ? registration.nextRelease()
                         : pendingBeforeTry != null ? pendingBeforeTry.nextRelease() : null;
                 String token = tokens.next();
-                long writerWaitingMillis = mode == LockMode.READ ? 0
+                // a queued writer keeps new readers out by its place in the queue; without a queue, by a mark
+                long writerWaitingMillis = mode == LockMode.READ || queues ? 0
                         : Math.min(leaseMillis, Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
                 long sentAt = System.nanoTime();
                 boolean joinQueue = queues && deadline - sentAt > 0;

@@ -158,6 +158,27 @@ class FairQueueTest extends EveryServerEngineTest {
         assertThat(events).containsExactly("readers done", "writer");
     }
 
+    @Test
+    void aWriterThatWaitedForReadersDoesNotKeepReadersOutAfterItsTurn() throws Exception {
+        DefaultLockEngine readers = fixture.engine();
+        DefaultLockEngine writer = fixture.engine();
+        LockHandle read = readers.tryLock("after", LockMode.READ, Duration.ZERO, null).orElseThrow();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        Future<LockHandle> write = pool.submit(() -> writer.tryLock("after", LockMode.WRITE, Duration.ofSeconds(20), null)
+            .orElseThrow());
+        Await.until(Duration.ofSeconds(10), "the writer queued", () -> queueLength("after") == 1);
+        read.close();
+        write.get(10, TimeUnit.SECONDS).close();
+        pool.shutdown();
+
+        long started = System.nanoTime();
+        LockHandle again = fixture.engine().tryLock("after", LockMode.READ, Duration.ofSeconds(15), null).orElseThrow();
+        long waitedMillis = (System.nanoTime() - started) / 1_000_000;
+        again.close();
+        // nobody holds or waits: at once, not when a mark the writer left behind expires
+        assertThat(waitedMillis).isLessThan(FairQueue.REFRESH_MILLIS);
+    }
+
     private int queueLength(String key) {
         return Integer.parseInt(redis.server().command("ZCARD", LockKeys.of("lock:", key).queue()).trim());
     }

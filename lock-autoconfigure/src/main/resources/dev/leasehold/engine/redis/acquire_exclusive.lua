@@ -46,8 +46,10 @@ pruneQueue(KEYS[5], KEYS[6], nowMs)
 local holder = redis.call('GET', KEYS[1])
 if holder then
     if holder == 'queue-grant:' .. member then
-        -- the release granted the key to this instance: claim it with this try's token and lease
+        -- the release granted the key to this instance: claim it with this try's token and lease (no
+        -- reader holds it then; a mark that kept readers out while this writer waited has done its job)
         redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
+        redis.call('DEL', KEYS[3])
         dequeue(KEYS[5], KEYS[6], member)
         return grantFence(KEYS[4], lease, blockSize, countRule)
     end
