@@ -12,7 +12,8 @@ import dev.leasehold.LockMode;
  * {@link LockMode#READ} when readers hold it, null when free
  * @param readers readers holding it now
  * @param leaseLeftMillis lease left of the exclusive owner, or of the longest reader lease; 0 when free
- * @param writerWaiting whether a writer waits for the readers (new readers are kept out meanwhile)
+ * @param writerWaiting whether a writer waits (queued, or marked waiting for the readers): new readers are
+ * kept out meanwhile
  * @param fencingCounter the last fencing token granted or reserved for local hand-offs on the key (the
  * next grant is higher), 0 when Redis has none (on one server
  * the counter expires a minute after the last lease; in quorum mode it never expires, and this is the

@@ -248,7 +248,7 @@ public class LettuceLockServer implements LockServer {
     @Override
     public CompletableFuture<KeyState> inspect(LockKeys keys) {
         CompletableFuture<List<Object>> reply = eval(LockScript.INSPECT, ScriptOutputType.MULTI,
-                keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence()));
+                keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue()));
         return reply.thenApply(result -> toKeyState(keys.logicalKey(), result));
     }
 

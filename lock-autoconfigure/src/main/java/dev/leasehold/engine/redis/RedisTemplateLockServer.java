@@ -185,7 +185,7 @@ public class RedisTemplateLockServer implements LockServer {
     @Override
     public CompletableFuture<KeyState> inspect(LockKeys keys) {
         return step(keys, () -> LettuceLockServer.toKeyState(keys.logicalKey(), template.execute(INSPECT,
-                List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence()))));
+                List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue()))));
     }
 
     @Override
