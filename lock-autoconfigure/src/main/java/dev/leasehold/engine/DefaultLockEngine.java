@@ -79,7 +79,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         });
         this.scheduler.setRemoveOnCancelPolicy(true);
         this.signals = new ReleaseSignals(server, scheduler, settings.subscriptionLinger(), settings.redisTimeout());
-        this.handOff = new LocalHandOff(server, settings, shutdown);
+        this.handOff = new LocalHandOff(server, settings, shutdown, this::chainLost);
         this.endings = new LockEndings(server, settings, this.observer, handOff);
         this.watchdog = new Watchdog(server, scheduler, settings.leaseTime(), settings.redisTimeout(), endings::lose,
                 this.observer);
@@ -214,6 +214,10 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
                 gate.leave();
             }
         }
+    }
+
+    private void chainLost(HeldLock lock, String reason) {
+        endings.reportChainLost(lock, reason);
     }
 
     @Override

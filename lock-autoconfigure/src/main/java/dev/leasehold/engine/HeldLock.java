@@ -90,7 +90,13 @@ final class HeldLock {
         this.leaseEndsAtNanos = sentAtNanos + validMillis * 1_000_000L;
         this.gate = gate;
         this.turn = turn;
+        if (turn != null && turn.confirmed == null) {
+            turn.confirmed = this; // the grant itself confirmed the lease
+        }
     }
+
+    /** Whether a loss was reported for this lock (at most once). */
+    final java.util.concurrent.atomic.AtomicBoolean lossReported = new java.util.concurrent.atomic.AtomicBoolean();
 
     /** The holder that has this lock's Redis lease now: the end of its hand-off chain. */
     HeldLock latest() {
@@ -122,6 +128,12 @@ final class HeldLock {
 
         /** Another instance queues for the key: the current holder releases to it instead of handing off. */
         volatile boolean closing;
+
+        /**
+         * The holder under which Redis last confirmed the lease (grant, renewal, token reservation): when the
+         * lease is found lost, every holder from this one on held it unconfirmed, and each is told.
+         */
+        volatile HeldLock confirmed;
 
         Turn(long nextFence, long lastFence) {
             this.nextFence = nextFence;

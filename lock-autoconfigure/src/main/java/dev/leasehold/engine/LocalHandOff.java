@@ -45,10 +45,15 @@ final class LocalHandOff {
 
     private final CompletableFuture<Void> shutdown;
 
-    LocalHandOff(LockServer server, LockEngineSettings settings, CompletableFuture<Void> shutdown) {
+    /** Told when a token reservation finds the lease lost: the holders before the successor held it unconfirmed. */
+    private final java.util.function.BiConsumer<HeldLock, String> chainLost;
+
+    LocalHandOff(LockServer server, LockEngineSettings settings, CompletableFuture<Void> shutdown,
+            java.util.function.BiConsumer<HeldLock, String> chainLost) {
         this.server = server;
         this.settings = settings;
         this.shutdown = shutdown;
+        this.chainLost = chainLost;
     }
 
     /** The turn a lock just granted by Redis starts, or null when it is never handed off. */
@@ -105,13 +110,16 @@ final class LocalHandOff {
         try {
             LockServer.FenceBlock block = reply.get(settings.redisTimeout().toNanos(), TimeUnit.NANOSECONDS);
             if (block == null) {
-                return false; // the token no longer holds the key: the lease was lost
+                // the token no longer holds the key: the lease was lost under the holders before this one
+                chainLost.accept(lock, "Redis no longer held the key when the next fencing tokens were reserved");
+                return false;
             }
             HeldLock.Turn turn = lock.turn;
             turn.nextFence = block.first() + 1;
             turn.lastFence = block.last();
             turn.closing |= block.othersQueued();
             lock.leaseEndsAtNanos = sentAt + lock.validMillis * 1_000_000L;
+            turn.confirmed = lock;
             lock.fencingToken = block.first();
             return true;
         }

@@ -81,7 +81,9 @@ final class LockEndings {
                 else if (!released && before == HeldLock.State.HELD) {
                     // the lease ran out before release and nobody noticed yet (e.g. a fixed lease just expired)
                     lock.state.set(HeldLock.State.LOST);
-                    reportLost(lock, "it was no longer held in Redis when released (the lease ran out)");
+                    String reason = "it was no longer held in Redis when released (the lease ran out)";
+                    reportChainLost(lock, reason);
+                    reportLost(lock, reason);
                     lock.state.set(HeldLock.State.RELEASED);
                 }
             }
@@ -98,11 +100,32 @@ final class LockEndings {
         if (lock.state.compareAndSet(HeldLock.State.HELD, HeldLock.State.LOST)) {
             // another client may take the key now: so may this JVM's next waiter, not only after close()
             lock.openGate();
+            reportChainLost(lock, reason);
             reportLost(lock, reason);
         }
     }
 
+    /**
+     * The lease of a lock that was handed off locally is found lost: the threads that held it since Redis
+     * last confirmed it (and have released it since) held it unconfirmed too, so each of them is told.
+     */
+    void reportChainLost(HeldLock lock, String reason) {
+        HeldLock.Turn turn = lock.turn;
+        if (turn == null) {
+            return;
+        }
+        for (HeldLock holder = turn.confirmed; holder != null && holder != lock; holder = holder.successor) {
+            if (holder.state.get() == HeldLock.State.RELEASED) {
+                reportLost(holder, reason + "; found after it had handed the lock on, and Redis had not confirmed "
+                        + "the lease since before it held it");
+            }
+        }
+    }
+
     private void reportLost(HeldLock lock, String reason) {
+        if (!lock.lossReported.compareAndSet(false, true)) {
+            return;
+        }
         logger.warn("Lost " + lock + " held by thread '" + lock.owner.getName() + "': " + reason
                 + ". Another owner may hold it now; work done under it is no longer protected.");
         observer.lost(lock.view(), reason);

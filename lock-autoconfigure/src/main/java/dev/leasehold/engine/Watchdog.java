@@ -127,6 +127,9 @@ final class Watchdog {
                 }
                 if (Boolean.TRUE.equals(renewed)) {
                     lock.leaseEndsAtNanos = sentAt + lock.validMillis * 1_000_000L;
+                    if (lock.turn != null) {
+                        lock.turn.confirmed = lock;
+                    }
                 }
                 else if (Boolean.FALSE.equals(renewed)) {
                     renewing.remove(lock);

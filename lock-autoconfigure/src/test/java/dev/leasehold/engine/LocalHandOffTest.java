@@ -132,6 +132,8 @@ class LocalHandOffTest extends EveryServerEngineTest {
 
         Await.until(Duration.ofSeconds(5), "the new holder is told its lease is lost",
                 () -> !second.isHeld() && fixture.lost.stream().anyMatch(h -> h.fencingToken() == second.fencingToken()));
+        // so is the one that held it when it vanished, although it had handed it on since
+        assertThat(fixture.lost).anyMatch(h -> h.fencingToken() == first.fencingToken());
         // the key is free for others at once
         assertThat(fixture.engine().tryLock("lost", Duration.ofSeconds(2), null)).isPresent();
         second.close();
