@@ -106,12 +106,12 @@ public class LettuceLockServer implements LockServer {
                 bytes(FairQueue.ENTRY_MILLIS), bytes(reservesFences() ? FairQueue.FENCE_BLOCK : 1) };
         if (acknowledged == null) {
             CompletableFuture<List<Object>> reply = eval(script, ScriptOutputType.MULTI, scriptKeys, args);
-            return reply.thenApply(LettuceLockServer::toGrant);
+            return reply.thenApply(ScriptReplies::toGrant);
         }
         CompletableFuture<AcknowledgedWrites.Reply<List<Object>>> reply = acknowledged
             .evalAcknowledged(script, ScriptOutputType.MULTI, scriptKeys, args);
         return reply.exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex))).thenCompose(acked -> {
-            Grant grant = toGrant(acked.value());
+            Grant grant = ScriptReplies.toGrant(acked.value());
             if (!grant.granted() || acked.acknowledgements() >= acknowledged.replicas()) {
                 return CompletableFuture.completedFuture(grant);
             }
@@ -159,14 +159,7 @@ public class LettuceLockServer implements LockServer {
                 ? eval(LockScript.RESERVE_FENCES, ScriptOutputType.MULTI, scriptKeys, args)
                 : acknowledged.<List<Object>>eval(LockScript.RESERVE_FENCES, ScriptOutputType.MULTI, scriptKeys, args)
                     .exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
-        return reply.thenApply(LettuceLockServer::toFenceBlock);
-    }
-
-    static FenceBlock toFenceBlock(List<?> reply) {
-        if ((Long) reply.get(0) != 1L) {
-            return null;
-        }
-        return new FenceBlock((Long) reply.get(1), (Long) reply.get(2), (Long) reply.get(3) == 1L);
+        return reply.thenApply(ScriptReplies::toFenceBlock);
     }
 
     private byte[] queueMode() {
@@ -224,7 +217,7 @@ public class LettuceLockServer implements LockServer {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
                 logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "
                         + "channel). Locks are released, but waiters in other JVMs wake only at their safety re-check. "
-                        + "Grant the channels, e.g. ACL SETUSER <user> &" + channelPattern(keys) + " (logged once)");
+                        + "Grant the channels, e.g. ACL SETUSER <user> &" + ScriptReplies.channelPattern(keys) + " (logged once)");
             }
             return result >= 1L;
         });
@@ -249,7 +242,7 @@ public class LettuceLockServer implements LockServer {
     public CompletableFuture<KeyState> inspect(LockKeys keys) {
         CompletableFuture<List<Object>> reply = eval(LockScript.INSPECT, ScriptOutputType.MULTI,
                 keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue()));
-        return reply.thenApply(result -> toKeyState(keys.logicalKey(), result));
+        return reply.thenApply(result -> ScriptReplies.toKeyState(keys.logicalKey(), result));
     }
 
     @Override
@@ -351,37 +344,6 @@ public class LettuceLockServer implements LockServer {
             cause = cause.getCause();
         }
         return false;
-    }
-
-    private static String channelPattern(LockKeys keys) {
-        int tag = keys.lock().indexOf('{');
-        return (tag >= 0 ? keys.lock().substring(0, tag) : "") + "*";
-    }
-
-    private static Grant toGrant(List<Object> reply) {
-        long status = (Long) reply.get(0);
-        long value = (Long) reply.get(1);
-        return status == 1L ? Grant.granted(value, reply.size() > 2 ? (Long) reply.get(2) : value)
-                : Grant.refused(value);
-    }
-
-    /** Reads inspect.lua's reply (the counter arrives as bytes from Lettuce, as text through a template). */
-    static KeyState toKeyState(String key, List<?> reply) {
-        long lockTtl = (Long) reply.get(0);
-        long readers = (Long) reply.get(1);
-        long readerLeft = (Long) reply.get(2);
-        boolean writerWaiting = (Long) reply.get(3) > 0;
-        Object fence = reply.size() > 4 ? reply.get(4) : null;
-        String counterText = fence instanceof byte[] text ? new String(text, StandardCharsets.US_ASCII)
-                : fence instanceof String text ? text : null;
-        long counter = counterText != null ? Long.parseLong(counterText) : 0;
-        if (lockTtl != -2) {
-            return new KeyState(key, true, LockMode.EXCLUSIVE, 0, Math.max(0, lockTtl), writerWaiting, counter);
-        }
-        if (readers > 0) {
-            return new KeyState(key, true, LockMode.READ, readers, readerLeft, writerWaiting, counter);
-        }
-        return new KeyState(key, false, null, 0, 0, writerWaiting, counter);
     }
 
     private static byte[][] keys(String... keys) {

@@ -119,7 +119,7 @@ public class RedisTemplateLockServer implements LockServer {
             long writerWaitingMillis, String waiterId, boolean joinQueue) {
         @SuppressWarnings("rawtypes")
         RedisScript<List> script = mode == LockMode.READ ? ACQUIRE_SHARED : ACQUIRE_EXCLUSIVE;
-        return step(keys, () -> toGrant(template.execute(script,
+        return step(keys, () -> ScriptReplies.toGrant(template.execute(script,
                 List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(),
                         keys.queueExpiry()),
                 token, Long.toString(leaseMillis), Long.toString(writerWaitingMillis), waiterId, "clock",
@@ -138,7 +138,7 @@ public class RedisTemplateLockServer implements LockServer {
 
     @Override
     public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
-        return step(keys, () -> LettuceLockServer.toFenceBlock(template.execute(RESERVE_FENCES,
+        return step(keys, () -> ScriptReplies.toFenceBlock(template.execute(RESERVE_FENCES,
                 List.of(keys.lock(), keys.fence(), keys.queue(), keys.queueExpiry()), token,
                 Long.toString(leaseMillis), Integer.toString(FairQueue.FENCE_BLOCK))));
     }
@@ -169,7 +169,7 @@ public class RedisTemplateLockServer implements LockServer {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
                 logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "
                         + "channel). Locks are released, but waiters in other JVMs wake only at their safety re-check. "
-                        + "Grant the channels, e.g. ACL SETUSER <user> &" + channelPattern(keys) + " (logged once)");
+                        + "Grant the channels, e.g. ACL SETUSER <user> &" + ScriptReplies.channelPattern(keys) + " (logged once)");
             }
             return result >= 1L;
         });
@@ -184,7 +184,7 @@ public class RedisTemplateLockServer implements LockServer {
 
     @Override
     public CompletableFuture<KeyState> inspect(LockKeys keys) {
-        return step(keys, () -> LettuceLockServer.toKeyState(keys.logicalKey(), template.execute(INSPECT,
+        return step(keys, () -> ScriptReplies.toKeyState(keys.logicalKey(), template.execute(INSPECT,
                 List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue()))));
     }
 
@@ -319,18 +319,6 @@ public class RedisTemplateLockServer implements LockServer {
             }
         }
         return false;
-    }
-
-    private static String channelPattern(LockKeys keys) {
-        int tag = keys.lock().indexOf('{');
-        return (tag >= 0 ? keys.lock().substring(0, tag) : "") + "*";
-    }
-
-    private static Grant toGrant(List<?> reply) {
-        long status = (Long) reply.get(0);
-        long value = (Long) reply.get(1);
-        return status == 1L ? Grant.granted(value, reply.size() > 2 ? (Long) reply.get(2) : value)
-                : Grant.refused(value);
     }
 
     /**
