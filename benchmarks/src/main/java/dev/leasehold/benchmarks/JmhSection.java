@@ -11,9 +11,9 @@ final class JmhSection {
 
     private final Settings settings;
 
-    private final StringBuilder out;
+    private final MarkdownOut out;
 
-    JmhSection(Measurements measurements, Settings settings, StringBuilder out) {
+    JmhSection(Measurements measurements, Settings settings, MarkdownOut out) {
         this.m = measurements;
         this.settings = settings;
         this.out = out;
@@ -23,23 +23,23 @@ final class JmhSection {
         if (!settings.jmh()) {
             return;
         }
-        line("## JMH: one-thread lock+unlock cycle, and what the annotation costs");
-        line();
-        line("`dev.leasehold.benchmarks.jmh`, one fork, brief (see the annotations on each class); against the "
+        out.line("## JMH: one-thread lock+unlock cycle, and what the annotation costs");
+        out.line();
+        out.line("`dev.leasehold.benchmarks.jmh`, one fork, brief (see the annotations on each class); against the "
                 + "same server. Score ± 99.9% error.");
-        line();
+        out.line();
         if (m.jmh.isEmpty()) {
-            line("No result (see Problems).");
-            line();
+            out.line("No result (see Problems).");
+            out.line();
             return;
         }
-        line("| benchmark | score | error | unit |");
-        line("|---|---:|---:|---|");
+        out.line("| benchmark | score | error | unit |");
+        out.line("|---|---:|---:|---|");
         for (JmhRunner.Result result : m.jmh) {
-            line("| " + result.benchmark() + " | " + number(result.score()) + " | ± " + number(result.error()) + " | "
+            out.line("| " + result.benchmark() + " | " + number(result.score()) + " | ± " + number(result.error()) + " | "
                     + result.unit() + " |");
         }
-        line();
+        out.line();
     }
 
     /** {@code @DistributedLock}'s own cost: the annotated call minus the same lock taken by hand (JMH). */
@@ -47,11 +47,11 @@ final class JmhSection {
         Double annotated = jmhScore("InterceptionCostBenchmark.annotatedCall");
         Double byHand = jmhScore("InterceptionCostBenchmark.lockedByHand");
         if (annotated == null || byHand == null) {
-            line("| Interception cost < 2 µs per call | Leasehold @DistributedLock | | n/a (JMH not run) |");
+            out.line("| Interception cost < 2 µs per call | Leasehold @DistributedLock | | n/a (JMH not run) |");
             return;
         }
         double costNanos = annotated - byHand;
-        target("Interception cost < 2 µs per call", "Leasehold @DistributedLock",
+        out.target("Interception cost < 2 µs per call", "Leasehold @DistributedLock",
                 number(costNanos) + " ns per call (JMH: annotated " + number(annotated) + " ns − by hand "
                         + number(byHand) + " ns)", costNanos < 2000, costNanos);
     }
@@ -61,15 +61,4 @@ final class JmhSection {
             .findFirst().orElse(null);
     }
 
-    private void target(String target, String contender, String figure, boolean met, double value) {
-        line(targetRow(target, contender, figure, met, value));
-    }
-
-    private void line(String text) {
-        out.append(text).append('\n');
-    }
-
-    private void line() {
-        out.append('\n');
-    }
 }

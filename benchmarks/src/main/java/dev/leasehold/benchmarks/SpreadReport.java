@@ -24,29 +24,29 @@ final class SpreadReport {
 
     private final Measurements m;
 
-    private final StringBuilder out;
+    private final MarkdownOut out;
 
-    SpreadReport(Measurements measurements, StringBuilder out) {
+    SpreadReport(Measurements measurements, MarkdownOut out) {
         this.m = measurements;
         this.out = out;
     }
 
     void table(Scenario scenario) {
-        line("## Scenario " + scenario.number + ": " + scenario.title);
-        line();
-        line("| contender | acquisitions/s | per trial | vs floor | vs Redisson | p50 wait (ms) | p99 wait (ms) "
+        out.line("## Scenario " + scenario.number + ": " + scenario.title);
+        out.line();
+        out.line("| contender | acquisitions/s | per trial | vs floor | vs Redisson | p50 wait (ms) | p99 wait (ms) "
                 + "| p99 vs floor | p99 vs Redisson | fewest/most per thread | " + shareHeader(scenario)
                 + " | Redis commands / acq. | client round trips / acq. |");
-        line("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        out.line("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (String id : m.displayNames.keySet()) {
             List<Measurements.Trial> trials = m.trials(scenario, id);
             String name = m.displayNames.get(id);
             if (trials.isEmpty()) {
-                line("| " + name + " | " + notRun(m, scenario, id) + " | | | | | | | | | | | |");
+                out.line("| " + name + " | " + notRun(m, scenario, id) + " | | | | | | | | | | | |");
                 continue;
             }
             String perTrial = trials.stream().map(t -> number(t.result().perSecond())).collect(Collectors.joining(" / "));
-            line("| " + name + " | " + number(median(trials, t -> t.result().perSecond())) + " | " + perTrial + " | "
+            out.line("| " + name + " | " + number(median(trials, t -> t.result().perSecond())) + " | " + perTrial + " | "
                     + ratio(trialRatio(m, scenario, id, FLOOR, t -> t.result().perSecond())) + " | "
                     + ratio(trialRatio(m, scenario, id, REDISSON, t -> t.result().perSecond())) + " | "
                     + millis(median(trials, t -> t.result().waitMicros(0.5))) + " | "
@@ -58,9 +58,9 @@ final class SpreadReport {
                     + " | " + decimal(median(trials, Figures::commandsPerAcquisition)) + " | "
                     + decimal(roundTrips(sample(scenario, id))) + " |");
         }
-        line();
-        line(note(scenario));
-        line();
+        out.line();
+        out.line(note(scenario));
+        out.line();
     }
 
     private static String shareHeader(Scenario scenario) {
@@ -96,37 +96,37 @@ final class SpreadReport {
             List<Measurements.Trial> trials = m.trials(scenario, id);
             double rate = median(trials, t -> t.result().perSecond());
             double vsFloor = trialRatio(m, scenario, id, FLOOR, t -> t.result().perSecond());
-            target(what + ": acquisitions/s ≥ the floor's", name,
+            out.target(what + ": acquisitions/s ≥ the floor's", name,
                     number(rate) + " /s = " + ratio(vsFloor) + " of the floor's", vsFloor >= 1.0, vsFloor);
             double p99 = median(trials, t -> t.result().waitMicros(0.99));
             for (String peer : List.of(FLOOR, REDISSON)) {
                 double p99Peer = median(m.trials(scenario, peer), t -> t.result().waitMicros(0.99));
                 double vsPeer = trialRatio(m, scenario, id, peer, t -> t.result().waitMicros(0.99));
                 boolean floor = peer.equals(FLOOR);
-                target(what + ": p99 wait " + (floor ? "≤ the floor's" : "< Redisson's"), name,
+                out.target(what + ": p99 wait " + (floor ? "≤ the floor's" : "< Redisson's"), name,
                         millis(p99) + " ms vs " + (floor ? "floor " : "Redisson ") + millis(p99Peer) + " ms ("
                                 + ratio(vsPeer) + ")", floor ? vsPeer <= 1.0 : vsPeer < 1.0, vsPeer);
             }
             double turns = median(trials, t -> t.result().fewestToMostPerThread());
-            target(what + ": fewest/most acquisitions per thread ≥ 0.8", name, decimal(turns), turns >= 0.8, turns);
+            out.target(what + ": fewest/most acquisitions per thread ≥ 0.8", name, decimal(turns), turns >= 0.8, turns);
             if (scenario.twoJvms()) {
                 double share = median(trials, t -> t.result().smallestClientShare());
-                target(what + ": the smaller JVM's share of acquisitions ≥ 0.4", name, decimal(share), share >= 0.4, share);
+                out.target(what + ": the smaller JVM's share of acquisitions ≥ 0.4", name, decimal(share), share >= 0.4, share);
             }
             Scenario reference = scenario.oneClientReference();
             double commands = median(trials, Figures::commandsPerAcquisition);
             double oneClient = median(m.trials(reference, id), Figures::commandsPerAcquisition);
-            target(what + ": Redis commands per acquisition ≤ one client's (scenario " + reference.number + ")", name,
+            out.target(what + ": Redis commands per acquisition ≤ one client's (scenario " + reference.number + ")", name,
                     decimal(commands) + " vs " + decimal(oneClient) + " in scenario " + reference.number,
                     commands <= oneClient, commands / oneClient);
         }
         Scenario hot = Scenario.HOT_KEY_EMPTY;
         double vsFloor = trialRatio(m, hot, id, FLOOR, t -> t.result().perSecond());
         double rate = median(m.trials(hot, id), t -> t.result().perSecond());
-        target("Hot key (scenario 12, one JVM, 8 threads, empty section): acquisitions/s ≥ 2x the floor's", name,
+        out.target("Hot key (scenario 12, one JVM, 8 threads, empty section): acquisitions/s ≥ 2x the floor's", name,
                 number(rate) + " /s = " + ratio(vsFloor) + " of the floor's", vsFloor >= 2.0, vsFloor);
         double trips = roundTrips(sample(hot, id));
-        target("Hot key (scenario 12): ≤ 0.25 client round trips per acquisition", name,
+        out.target("Hot key (scenario 12): ≤ 0.25 client round trips per acquisition", name,
                 decimal(trips) + " round trips / acquisition (MONITOR sample)", trips <= 0.25, trips);
     }
 
@@ -141,15 +141,4 @@ final class SpreadReport {
         return m.monitor.getOrDefault(scenario, Map.of()).get(id);
     }
 
-    private void target(String target, String contender, String figure, boolean met, double value) {
-        line(targetRow(target, contender, figure, met, value));
-    }
-
-    private void line(String text) {
-        out.append(text).append('\n');
-    }
-
-    private void line() {
-        out.append('\n');
-    }
 }

@@ -3,7 +3,6 @@ package dev.leasehold.engine;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 import dev.leasehold.LockMode;
 
@@ -11,9 +10,7 @@ import dev.leasehold.LockMode;
  * A real server with faults switched on by the test: calls go to Redis unless the test cut them,
  * in which case they fail as a network error would. Not a mock: every call that is not cut is real.
  */
-final class FaultyLockServer implements LockServer {
-
-    private final LockServer real;
+final class FaultyLockServer extends ForwardingLockServer {
 
     private volatile boolean failRenewals;
 
@@ -25,7 +22,7 @@ final class FaultyLockServer implements LockServer {
     final java.util.concurrent.atomic.AtomicInteger acquires = new java.util.concurrent.atomic.AtomicInteger();
 
     FaultyLockServer(LockServer real) {
-        this.real = real;
+        super(real);
     }
 
     void failRenewals(boolean fail) {
@@ -60,65 +57,10 @@ final class FaultyLockServer implements LockServer {
     }
 
     @Override
-    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
-        return real.release(keys, mode, token);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
-        return real.withdraw(keys, waiterId);
-    }
-
-    @Override
-    public boolean queuesWaiters() {
-        return real.queuesWaiters();
-    }
-
-    @Override
-    public boolean reservesFences() {
-        return real.reservesFences();
-    }
-
-    @Override
-    public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
-        return real.reserveFences(keys, token, leaseMillis);
-    }
-
-    @Override
-    public void onSubscriptionLost(Runnable listener) {
-        real.onSubscriptionLost(listener);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> isLocked(LockKeys keys) {
-        return real.isLocked(keys);
-    }
-
-    @Override
-    public CompletableFuture<KeyState> inspect(LockKeys keys) {
-        return real.inspect(keys);
-    }
-
-    @Override
-    public void onRelease(Consumer<String> channelListener) {
-        real.onRelease(channelListener);
-    }
-
-    @Override
     public CompletableFuture<Void> subscribe(String channel) {
         if (failSubscriptions) {
             return CompletableFuture.failedFuture(new java.io.IOException("subscription cut off by the test"));
         }
         return real.subscribe(channel);
-    }
-
-    @Override
-    public CompletableFuture<Void> unsubscribe(String channel) {
-        return real.unsubscribe(channel);
-    }
-
-    @Override
-    public void close() {
-        real.close();
     }
 }

@@ -3,7 +3,6 @@ package dev.leasehold.engine;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 
 import dev.leasehold.LockMode;
 
@@ -12,14 +11,12 @@ import dev.leasehold.LockMode;
  * compare what a holder believes it holds with what a Redis node has under {@code lock:{key}}. Every call
  * goes to the real server unchanged.
  */
-final class TokenRecordingLockServer implements LockServer {
-
-    private final LockServer real;
+final class TokenRecordingLockServer extends ForwardingLockServer {
 
     private final Map<String, String> tokens = new ConcurrentHashMap<>();
 
     TokenRecordingLockServer(LockServer real) {
-        this.real = real;
+        super(real);
     }
 
     /** The owner token of the grant of {@code lockKey} that carried this fencing token, or null; forgets it. */
@@ -36,85 +33,5 @@ final class TokenRecordingLockServer implements LockServer {
             }
             return grant;
         });
-    }
-
-    @Override
-    public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
-        return real.renew(keys, mode, token, leaseMillis);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
-        return real.release(keys, mode, token);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
-        return real.release(keys, mode, token, keepMillis);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
-        return real.withdraw(keys, waiterId);
-    }
-
-    @Override
-    public boolean queuesWaiters() {
-        return real.queuesWaiters();
-    }
-
-    @Override
-    public boolean reservesFences() {
-        return real.reservesFences();
-    }
-
-    @Override
-    public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
-        return real.reserveFences(keys, token, leaseMillis);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> isLocked(LockKeys keys) {
-        return real.isLocked(keys);
-    }
-
-    @Override
-    public void onRelease(Consumer<String> channelListener) {
-        real.onRelease(channelListener);
-    }
-
-    @Override
-    public void onSubscriptionLost(Runnable listener) {
-        real.onSubscriptionLost(listener);
-    }
-
-    @Override
-    public CompletableFuture<Void> subscribe(String channel) {
-        return real.subscribe(channel);
-    }
-
-    @Override
-    public CompletableFuture<Void> unsubscribe(String channel) {
-        return real.unsubscribe(channel);
-    }
-
-    @Override
-    public long validMillis(long leaseMillis) {
-        return real.validMillis(leaseMillis);
-    }
-
-    @Override
-    public CompletableFuture<KeyState> inspect(LockKeys keys) {
-        return real.inspect(keys);
-    }
-
-    @Override
-    public CompletableFuture<Void> ping() {
-        return real.ping();
-    }
-
-    @Override
-    public void close() {
-        real.close();
     }
 }
