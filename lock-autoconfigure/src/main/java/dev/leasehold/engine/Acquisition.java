@@ -2,7 +2,6 @@ package dev.leasehold.engine;
 
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockAcquisitionException;
@@ -63,8 +62,7 @@ final class Acquisition {
     /** The lock, or null when the wait ran out; cancelled (exceptionally) by {@link #cancel()}. */
     private final CompletableFuture<HeldLock> result = new CompletableFuture<>();
 
-    /** Completing it ends the current wait at once; replaced by every wait. */
-    private volatile CompletableFuture<Void> wake = new CompletableFuture<>();
+    private final Waits waits;
 
     private LocalGates.Waiter waiter;
 
@@ -94,6 +92,9 @@ final class Acquisition {
 
     private long errorBackoff = MIN_ERROR_BACKOFF_MILLIS;
 
+    /** Whether it succeeded or ended: a step that fails after that must not give anything back twice. */
+    private boolean ended;
+
     Acquisition(QueueHeadAcquirer context, LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis,
             Thread owner) {
         this.context = context;
@@ -108,6 +109,7 @@ final class Acquisition {
         this.waiterId = context.tokens.instanceId();
         this.queues = context.server.queuesWaiters();
         this.channel = queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel();
+        this.waits = new Waits(context, this::stopping);
         this.gate = context.gates.join(keys.logicalKey());
     }
 
@@ -130,7 +132,7 @@ final class Acquisition {
 
     /** Ends the current wait now (a cancel, or shutdown): the next step sees why. */
     void wakeUp() {
-        wake.complete(null);
+        waits.wakeUp();
     }
 
     void begin() {
@@ -306,35 +308,8 @@ final class Acquisition {
         });
     }
 
-    /**
-     * Completes (never exceptionally) when {@code event} completes, the time is up, or the acquisition is
-     * cancelled or the engine shuts down, whichever comes first. {@code event} may be null: a pure timer.
-     */
     private CompletableFuture<Void> until(CompletableFuture<?> event, long timeoutNanos) {
-        CompletableFuture<Void> wakeUp = new CompletableFuture<>();
-        wake = wakeUp;
-        // read after publishing `wake`: a cancel or shutdown either sees it, or is seen here
-        if (stopping() || timeoutNanos <= 0 || (event != null && event.isDone())) {
-            wakeUp.complete(null);
-            return wakeUp;
-        }
-        ScheduledFuture<?> timer = context.schedule(() -> wakeUp.complete(null), timeoutNanos);
-        if (event == null) {
-            return wakeUp.whenComplete((ignored, error) -> cancel(timer));
-        }
-        // either-of: the branch on the event that did not fire is dropped from it, so long-lived events
-        // (a channel's next release) do not collect dead waiters
-        return event.runAfterEither(wakeUp, () -> {
-        }).handle((ignored, error) -> {
-            cancel(timer);
-            return null;
-        });
-    }
-
-    private static void cancel(ScheduledFuture<?> timer) {
-        if (timer != null) {
-            timer.cancel(false);
-        }
+        return waits.until(event, timeoutNanos);
     }
 
     private void then(CompletableFuture<Void> wait, Runnable next) {
@@ -367,6 +342,7 @@ final class Acquisition {
     }
 
     private void succeed(HeldLock lock) {
+        ended = true;
         closeRegistration();
         if (mode == LockMode.READ) {
             gate.exit(); // readers share the key: the next local waiter may try at once
@@ -380,6 +356,10 @@ final class Acquisition {
 
     /** Ends without a lock: the wait ran out (null), or an error. */
     private void end(LockAcquisitionException error) {
+        if (ended) {
+            return;
+        }
+        ended = true;
         closeRegistration();
         if (leftSomethingBehind) {
             context.withdrawAfter(lastReply, keys, waiterId);

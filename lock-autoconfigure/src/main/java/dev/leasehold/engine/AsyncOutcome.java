@@ -44,7 +44,7 @@ final class AsyncOutcome {
             try {
                 handle = register.apply(lock);
             }
-            catch (LockAcquisitionException ex) { // granted as shutdown began: released already
+            catch (RuntimeException ex) { // granted as shutdown began: released already
                 deliver(() -> outcome.completeExceptionally(ex));
                 return;
             }

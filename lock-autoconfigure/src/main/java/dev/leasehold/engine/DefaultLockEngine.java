@@ -292,8 +292,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     }
 
     /**
-     * Threads of this JVM that wait for a release message now. Waiters queued behind them for the same
-     * key (in the local queue) are not counted: they cost Redis nothing.
+     * Waits of this JVM (blocking or asynchronous) asleep until a release message now. Waiters queued behind
+     * them for the same key (in the local queue) are not counted: they cost Redis nothing.
      */
     public int waitingCount() {
         return acquirer.sleeping();
