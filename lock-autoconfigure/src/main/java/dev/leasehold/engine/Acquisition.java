@@ -2,6 +2,8 @@ package dev.leasehold.engine;
 
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockAcquisitionException;
@@ -34,29 +36,21 @@ final class Acquisition {
     private final QueueHeadAcquirer context;
 
     private final LockKeys keys;
-
     private final LockMode mode;
-
     private final long leaseMillis;
-
     private final boolean renewed;
 
     /** Only an exclusive watchdog lock can be handed over by a local holder ({@link LocalHandOff}). */
     private final LockMode takeOverMode;
 
     private final Thread owner;
-
     private final long startedAt;
-
     private final long deadline;
-
     private final LocalGates.Gate gate;
 
     /** One id per instance: its queue entry (and writer mark) is the instance's, whichever acquisition waits. */
     private final String waiterId;
-
     private final boolean queues;
-
     private final String channel;
 
     /** The lock, or null when the wait ran out; cancelled (exceptionally) by {@link #cancel()}. */
@@ -64,40 +58,32 @@ final class Acquisition {
 
     private final Waits waits;
 
+    /** Where steps run: the blocking caller's own thread ({@link CallerThreadSteps}), or the engine's. */
+    private final Executor steps;
+
+    // the loop's state: steps run one at a time, each after the one before (a happens-before edge)
     private LocalGates.Waiter waiter;
-
     private boolean haveTurn;
-
     private ReleaseSignals.Registration registration;
-
     private ReleaseSignals.Pending pendingBeforeTry;
-
     private CompletableFuture<Void> release;
-
     private CompletableFuture<Grant> reply;
-
     private CompletableFuture<Grant> lastReply;
-
     private String token;
-
     private long sentAt;
-
     private boolean joinedQueue;
-
     private long writerWaitingMillis;
-
     private boolean leftSomethingBehind;
-
     private Throwable lastError;
-
     private long errorBackoff = MIN_ERROR_BACKOFF_MILLIS;
 
     /** Whether it succeeded or ended: a step that fails after that must not give anything back twice. */
-    private boolean ended;
+    private volatile boolean ended;
 
     Acquisition(QueueHeadAcquirer context, LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis,
-            Thread owner) {
+            Thread owner, Executor steps) {
         this.context = context;
+        this.steps = steps;
         this.keys = keys;
         this.mode = mode;
         this.owner = owner;
@@ -133,6 +119,11 @@ final class Acquisition {
     /** Ends the current wait now (a cancel, or shutdown): the next step sees why. */
     void wakeUp() {
         waits.wakeUp();
+    }
+
+    /** Whether it is over: granted, or gave back everything it had (its turn, its place in Redis). */
+    boolean ended() {
+        return ended;
     }
 
     void begin() {
@@ -255,7 +246,7 @@ final class Acquisition {
         long leftNanos = deadline - System.nanoTime();
         if (leftNanos <= 0) {
             if (lastError != null) {
-                fail(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey() + "': "
+                end(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey() + "': "
                         + QueueHeadAcquirer.describe(lastError), lastError));
             }
             else {
@@ -313,16 +304,29 @@ final class Acquisition {
     }
 
     private void then(CompletableFuture<Void> wait, Runnable next) {
-        wait.whenComplete((ignored, error) -> step(next));
+        wait.whenComplete((ignored, error) -> dispatch(next));
     }
 
     private <T> void thenWith(CompletableFuture<T> outcome, java.util.function.Consumer<T> next) {
-        outcome.whenComplete((value, error) -> step(() -> {
+        outcome.whenComplete((value, error) -> dispatch(() -> {
             if (error != null) {
                 throw new IllegalStateException("a step failed", error);
             }
             next.accept(value);
         }));
+    }
+
+    /**
+     * The next step runs on this acquisition's own executor, never on the thread that ended the wait: that
+     * may be a Redis I/O thread, where a step that has to reconnect (a blocking connect) would hang.
+     */
+    private void dispatch(Runnable next) {
+        try {
+            steps.execute(() -> step(next));
+        }
+        catch (RejectedExecutionException ex) {
+            step(next); // the engine closed: the step only ends the acquisition
+        }
     }
 
     /** Runs one step; a bug in it must not leave the caller waiting for ever, nor the queue stuck. */
@@ -331,14 +335,14 @@ final class Acquisition {
             next.run();
         }
         catch (RuntimeException | Error ex) {
-            fail(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey()
+            end(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey()
                     + "': unexpected failure while waiting (" + ex + ")", ex));
         }
     }
 
     /** Ends because of a cancel or shutdown. */
     private void stop() {
-        fail(context.shutdown.isDone() && !result.isDone() ? QueueHeadAcquirer.shuttingDown(keys.logicalKey()) : null);
+        end(context.shutdown.isDone() && !result.isDone() ? QueueHeadAcquirer.shuttingDown(keys.logicalKey()) : null);
     }
 
     private void succeed(HeldLock lock) {
@@ -392,10 +396,6 @@ final class Acquisition {
         else {
             result.complete(null);
         }
-    }
-
-    private void fail(LockAcquisitionException error) {
-        end(error);
     }
 
     private void closeRegistration() {

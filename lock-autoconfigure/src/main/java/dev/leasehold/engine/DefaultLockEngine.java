@@ -8,7 +8,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -164,24 +163,23 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     /** Waits for an {@link Acquisition}: the blocking form of {@link #tryLockAsync}, bound to the calling thread. */
     private Optional<LockHandle> acquire(LockKeys keys, LockMode mode, Duration waitTime, Duration leaseTime) {
+        CallerThreadSteps steps = new CallerThreadSteps();
         Acquisition acquisition = acquirer.start(keys, mode, waitTime.toNanos(), fixedLease(leaseTime),
-                Thread.currentThread());
-        HeldLock lock;
+                Thread.currentThread(), steps);
         try {
-            lock = acquisition.result().get();
+            steps.runUntilDone(acquisition.result());
         }
         catch (InterruptedException ex) {
+            boolean cancelled = acquisition.cancel();
+            steps.finish(acquisition); // gives back its turn and its place in Redis before this thread leaves
             Thread.currentThread().interrupt();
-            if (acquisition.cancel()) {
+            if (cancelled) {
                 throw new LockAcquisitionException(keys.logicalKey(), "Interrupted while waiting for '"
                         + keys.logicalKey() + "'", ex);
             }
             // it ended at that moment: take what it got, and keep the flag
-            lock = AsyncOutcome.now(acquisition.result());
         }
-        catch (ExecutionException ex) {
-            throw AsyncOutcome.rethrown(ex.getCause());
-        }
+        HeldLock lock = AsyncOutcome.now(acquisition.result());
         return lock != null ? Optional.of(register(lock, true)) : Optional.empty();
     }
 
@@ -202,7 +200,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
             return CompletableFuture.failedFuture(QueueHeadAcquirer.shuttingDown(key));
         }
         Acquisition acquisition = acquirer.start(LockKeys.of(settings.keyPrefix(), key), mode, waitTime.toNanos(),
-                fixedLease(leaseTime), null);
+                fixedLease(leaseTime), null, null);
         return AsyncOutcome.of(acquisition, lock -> register(lock, false));
     }
     @Override

@@ -20,9 +20,11 @@ import dev.leasehold.LockMode;
  * share: the server, the local gates, the release signals, a timer, and the rules for what a waiter
  * leaves behind in Redis (an acquire whose outcome it did not learn, its queue entry).
  * <p>
- * No acquisition holds a thread while it waits: each step runs on whichever thread completed what it
- * waited for (a Redis reply, a release message, its turn at the gate, or the timer) and only sends or
- * schedules the next step. The blocking {@code tryLock} is an acquisition its caller waits for.
+ * No acquisition holds a thread while it waits: each step sends a request or schedules a wake-up and
+ * returns. The steps of an asynchronous acquisition run on this engine's one wait thread; those of a
+ * blocking {@code tryLock} run on its caller's thread, which has nothing else to do ({@link CallerThreadSteps}),
+ * so a blocking wait costs no thread beyond its caller's, and every request is sent from the thread that
+ * would have sent it before (never from a Redis I/O thread, where a reconnect would hang).
  * <p>
  * An acquire whose outcome a waiter did not learn (no reply in time, a connection reset, a cancel) may
  * still run on the server later and grant the key to nobody. It is taken back by a compare-and-delete
@@ -57,7 +59,10 @@ final class QueueHeadAcquirer implements AutoCloseable {
 
     private final Set<Acquisition> live = ConcurrentHashMap.newKeySet();
 
-    /** Wake-ups only (each task completes a future); never the watchdog's thread, whose ticks wait for replies. */
+    /**
+     * Wake-ups, and the steps of asynchronous acquisitions (short: each sends a request or gives something
+     * back); never the watchdog's thread, whose ticks wait for replies.
+     */
     private final ScheduledThreadPoolExecutor timer;
 
     QueueHeadAcquirer(LockServer server, LockEngineSettings settings, LockTokens tokens, ReleaseSignals signals,
@@ -73,7 +78,7 @@ final class QueueHeadAcquirer implements AutoCloseable {
         this.shutdown = shutdown;
         this.unclaimed = unclaimed;
         this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread thread = new Thread(runnable, "leasehold-wait-timer");
+            Thread thread = new Thread(runnable, "leasehold-waits");
             thread.setDaemon(true);
             return thread;
         });
@@ -85,9 +90,13 @@ final class QueueHeadAcquirer implements AutoCloseable {
      * Starts waiting for a lock; the acquisition's {@link Acquisition#result()} completes with it, or null
      * when the wait ran out.
      * @param owner the thread the lock belongs to (re-entrancy), or null for one bound to no thread
+     * @param steps where its steps run: the blocking caller's thread, or null for this engine's wait thread
+     * (an asynchronous acquisition)
      */
-    Acquisition start(LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis, Thread owner) {
-        Acquisition acquisition = new Acquisition(this, keys, mode, waitNanos, fixedLeaseMillis, owner);
+    Acquisition start(LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis, Thread owner,
+            java.util.concurrent.Executor steps) {
+        Acquisition acquisition = new Acquisition(this, keys, mode, waitNanos, fixedLeaseMillis, owner,
+                steps != null ? steps : timer);
         live.add(acquisition);
         if (shutdown.isDone()) {
             acquisition.wakeUp(); // raced with close(): its first step gives up
@@ -137,7 +146,9 @@ final class QueueHeadAcquirer implements AutoCloseable {
 
     @Override
     public void close() {
-        timer.shutdownNow();
+        // steps already queued still run (each ends its acquisition: "shutting down"); wake-ups are dropped
+        timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        timer.shutdown();
     }
 
     static LockAcquisitionException shuttingDown(String key) {
