@@ -2,6 +2,7 @@ package dev.leasehold;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.Lock;
 import java.util.function.Supplier;
 
@@ -20,6 +21,26 @@ public interface LockService {
      * @throws LockAcquisitionException when Redis could not be reached within the wait plus {@code leasehold.redis-timeout}
      */
     Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime);
+
+    /**
+     * Like {@link #tryLock(String, Duration, Duration)}, without holding a thread while it waits: the stage
+     * completes with the handle, or empty when the wait ran out; exceptionally with
+     * {@link LockAcquisitionException} when Redis could not be reached (same messages as {@code tryLock}) or
+     * the application is shutting down. It waits in the same first-come-first-served queue as blocking
+     * callers, and completes on the {@code CompletableFuture} default async pool, never on a Redis I/O
+     * thread, so dependent stages may block.
+     * <p>
+     * Cancelling the stage ({@code toCompletableFuture().cancel(..)}) stops the wait and takes back whatever
+     * may have been granted meanwhile. The lock belongs to the handle, not to a thread: it is not re-entrant
+     * (a later {@code tryLock} or {@code tryLockAsync} on the key, from any thread, waits for it like any
+     * other owner's) and may be closed from any thread ({@link LockHandle#closeAsync()} never blocks).
+     * Waiting for it on a thread that itself holds the key deadlocks until the wait runs out.
+     * @throws LockKeyException when the key is null, blank or too long
+     * @throws IllegalArgumentException when a duration is negative (or the lease zero)
+     */
+    default CompletionStage<Optional<LockHandle>> tryLockAsync(String key, Duration waitTime, Duration leaseTime) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot lock asynchronously");
+    }
 
     /** Takes the lock with a watchdog lease; throws {@link LockAcquisitionException} when the wait runs out. */
     LockHandle lock(String key, Duration waitTime);

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -78,14 +79,15 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
             return thread;
         });
         this.scheduler.setRemoveOnCancelPolicy(true);
-        this.signals = new ReleaseSignals(server, scheduler, settings.subscriptionLinger(), settings.redisTimeout());
+        this.signals = new ReleaseSignals(server, scheduler, settings.subscriptionLinger());
         this.handOff = new LocalHandOff(server, settings, shutdown, this::chainLost);
         this.endings = new LockEndings(server, settings, this.observer, handOff);
         this.watchdog = new Watchdog(server, scheduler, settings.leaseTime(), settings.redisTimeout(), endings::lose,
                 this.observer);
         this.endings.watchedBy(watchdog);
         this.watchdog.start();
-        this.acquirer = new QueueHeadAcquirer(server, settings, tokens, signals, shutdown, handOff);
+        this.acquirer = new QueueHeadAcquirer(server, settings, tokens, signals, gates, handOff, this.observer, shutdown,
+                this::unclaimed);
         this.leaseExtension = new LeaseExtension(server, settings.redisTimeout(), watchdog, endings::lose);
     }
 
@@ -154,72 +156,57 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         return acquire(LockKeys.of(settings.keyPrefix(), key), mode, waitTime, leaseTime);
     }
 
-    private Optional<LockHandle> acquire(LockKeys keys, LockMode mode, Duration waitTime, Duration leaseTime) {
-        long startedAt = System.nanoTime();
-        long deadline = startedAt + waitTime.toNanos();
-        boolean renewed = leaseTime == null;
-        long leaseMillis = renewed ? settings.leaseTime().toMillis() : Math.max(1, leaseTime.toMillis());
-        // only an exclusive watchdog lock can be handed over by a local holder (LocalHandOff)
-        LockMode takeOverMode = mode != LockMode.READ && renewed ? mode : null;
-        LocalGates.Gate gate = gates.join(keys.logicalKey());
-        boolean granted = false;
-        boolean haveTurn = false;
-        try {
-            HeldLock lock = null;
-            while (lock == null) {
-                LocalGates.Turn turn = gate.enter(takeOverMode, deadline - System.nanoTime());
-                if (turn == null) {
-                    if (shutdown.isDone()) {
-                        throw QueueHeadAcquirer.shuttingDown(keys.logicalKey());
-                    }
-                    observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt, null);
-                    return Optional.empty();
-                }
-                haveTurn = true;
-                if (turn.handedOver() == null) {
-                    break;
-                }
-                LocalHandOff.TakeOver takeOver = handOff.takeOver(turn.handedOver());
-                lock = takeOver.lock();
-                if (lock == null && !takeOver.turnKept()) {
-                    haveTurn = false; // the lease was lost on the way, which passed the turn on: queue again
-                    continue;
-                }
-                break;
-            }
-            if (lock == null) {
-                lock = acquirer.acquire(keys, mode, leaseMillis, renewed, deadline, gate);
-            }
-            if (lock == null) {
-                observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt, null);
-                return Optional.empty();
-            }
-            granted = true;
-            observer.acquired(keys.logicalKey(), mode, System.nanoTime() - startedAt);
-            return Optional.of(register(lock));
-        }
-        catch (LockAcquisitionException ex) {
-            observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt, ex.getCause());
-            throw ex;
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new LockAcquisitionException(keys.logicalKey(), "Interrupted while waiting for '" + keys.logicalKey() + "'", ex);
-        }
-        finally {
-            if (haveTurn && (!granted || mode == LockMode.READ)) {
-                gate.exit();
-            }
-            if (!granted) {
-                gate.leave();
-            }
-        }
+    /** A lock granted to an acquisition cancelled at that moment: released as if its handle were closed. */
+    private void unclaimed(HeldLock lock) {
+        endings.release(lock, lock.state.getAndSet(HeldLock.State.RELEASED));
     }
 
     private void chainLost(HeldLock lock, String reason) {
         endings.reportChainLost(lock, reason);
     }
 
+    /** Waits for an {@link Acquisition}: the blocking form of {@link #tryLockAsync}, bound to the calling thread. */
+    private Optional<LockHandle> acquire(LockKeys keys, LockMode mode, Duration waitTime, Duration leaseTime) {
+        CallerThreadSteps steps = new CallerThreadSteps();
+        Acquisition acquisition = acquirer.start(keys, mode, waitTime.toNanos(), fixedLease(leaseTime),
+                Thread.currentThread(), steps);
+        try {
+            steps.runUntilDone(acquisition.result());
+        }
+        catch (InterruptedException ex) {
+            boolean cancelled = acquisition.cancel();
+            steps.finish(acquisition); // gives back its turn and its place in Redis before this thread leaves
+            Thread.currentThread().interrupt();
+            if (cancelled) {
+                throw new LockAcquisitionException(keys.logicalKey(), "Interrupted while waiting for '"
+                        + keys.logicalKey() + "'", ex);
+            }
+            // it ended at that moment: take what it got, and keep the flag
+        }
+        HeldLock lock = AsyncOutcome.now(acquisition.result());
+        return lock != null ? Optional.of(register(lock, true)) : Optional.empty();
+    }
+
+    private static Long fixedLease(Duration leaseTime) {
+        return leaseTime != null ? leaseTime.toMillis() : null;
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryLockAsync(String key, Duration waitTime, Duration leaseTime) {
+        return tryLockAsync(key, LockMode.EXCLUSIVE, waitTime, leaseTime);
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryLockAsync(String key, LockMode mode, Duration waitTime,
+            Duration leaseTime) {
+        LockArguments.check(key, mode, waitTime, leaseTime);
+        if (shutdown.isDone()) {
+            return CompletableFuture.failedFuture(QueueHeadAcquirer.shuttingDown(key));
+        }
+        Acquisition acquisition = acquirer.start(LockKeys.of(settings.keyPrefix(), key), mode, waitTime.toNanos(),
+                fixedLease(leaseTime), null, null);
+        return AsyncOutcome.of(acquisition, lock -> register(lock, false));
+    }
     @Override
     public void detachFromThread(LockHandle handle) {
         if (handle instanceof DefaultLockHandle own) {
@@ -232,11 +219,18 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         reentrancy.unbind(lock);
     }
 
-    private LockHandle register(HeldLock lock) {
+    /** @param threadBound whether it is re-entrant for its owner thread (false: taken asynchronously) */
+    private LockHandle register(HeldLock lock, boolean threadBound) {
         DefaultLockHandle handle = newHandle(lock);
         // before the watchdog sees the lock: a lease found lost at once is reported through view(), which needs it
         lock.outermostRelease = handle.release();
-        reentrancy.bind(lock);
+        if (threadBound) {
+            reentrancy.bind(lock);
+        }
+        else {
+            lock.threadBoundHolds.set(0);
+            handle.release().unbound();
+        }
         endings.active.add(lock);
         watchdog.watch(lock);
         if (shutdown.isDone()) {
@@ -272,7 +266,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     }
 
     void orphaned(HeldLock lock) {
-        logger.warn("A handle of " + lock + " taken by thread '" + lock.owner.getName()
+        logger.warn("A handle of " + lock + " taken by thread '" + lock.ownerName()
                 + "' was garbage collected without close(); releasing it. Close every LockHandle (try-with-resources).");
     }
 
@@ -300,8 +294,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     }
 
     /**
-     * Threads of this JVM that wait for a release message now. Waiters queued behind them for the same
-     * key (in the local queue) are not counted: they cost Redis nothing.
+     * Waits of this JVM (blocking or asynchronous) asleep until a release message now. Waiters queued behind
+     * them for the same key (in the local queue) are not counted: they cost Redis nothing.
      */
     public int waitingCount() {
         return acquirer.sleeping();
@@ -357,6 +351,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         endings.awaitReleasesInFlight();
         signals.close();
         scheduler.shutdownNow();
+        acquirer.close();
     }
 
     /** Whether {@link #close()} has begun. */

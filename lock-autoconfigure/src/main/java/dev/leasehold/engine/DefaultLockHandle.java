@@ -110,6 +110,12 @@ final class DefaultLockHandle implements LockHandle {
             return CompletableFuture.completedFuture(null);
         }
 
+        /** For a lock bound to no thread from the start (taken asynchronously). */
+        Release unbound() {
+            threadBound.set(false);
+            return this;
+        }
+
         void detach() {
             if (threadBound.compareAndSet(true, false)) {
                 engine.unbind(lock);

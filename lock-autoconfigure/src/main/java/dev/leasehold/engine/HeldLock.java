@@ -31,6 +31,7 @@ final class HeldLock {
     /** The lock this one was handed to, same token in Redis: a lease found lost later is its successor's. */
     volatile HeldLock successor;
 
+    /** The thread it is re-entrant for; null for a lock taken asynchronously (bound to no thread). */
     final Thread owner;
 
     /** True when the watchdog renews the lease; false for a fixed lease. */
@@ -141,6 +142,11 @@ final class HeldLock {
         }
     }
 
+    /** For logs and diagnostics. */
+    String ownerName() {
+        return owner != null ? owner.getName() : "(none: taken asynchronously)";
+    }
+
     String key() {
         return keys.logicalKey();
     }
@@ -169,7 +175,7 @@ final class HeldLock {
 
     HeldLockInfo info() {
         return new HeldLockInfo(key(), mode, fencingToken, (System.nanoTime() - acquiredAtNanos) / 1_000_000L,
-                leaseLeftMillis(), renewed, owner.getName(), isHeld());
+                leaseLeftMillis(), renewed, ownerName(), isHeld());
     }
 
     /** {@code holdAtLeast} in ms (0 = none): the release keeps the key until this long after the grant. */

@@ -3,15 +3,12 @@ package dev.leasehold.engine;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 
 import dev.leasehold.LockMode;
 
 /**
- * Queues the threads of this JVM that want the same key, first come first served, so only the head of
+ * Queues the acquisitions of this JVM that want the same key (blocking and asynchronous alike), first come first served, so only the head of
  * the queue talks to Redis. An exclusive holder keeps its key's turn until it releases, so local waiters
  * wait here without any Redis traffic; a reader passes the turn on once granted. A releasing exclusive
  * holder may hand the lock itself to the next waiter with its turn ({@link Gate#handOff}), without Redis.
@@ -77,41 +74,27 @@ final class LocalGates {
         }
 
         /**
-         * Waits for the calling thread's turn at the head of the queue; null when the time ran out first.
+         * Queues for a turn at the head of the queue, without blocking: the waiter's {@link Waiter#turn()}
+         * completes when the turn comes (at once when the gate is free). A waiter that stops waiting before
+         * then calls {@link #giveUp}.
          * @param takeOverMode the mode in which this waiter takes an exclusive watchdog lock handed to it, or
          * null when it cannot take one (a reader, a fixed lease)
+         * @param owner the thread the lock will belong to, or null for an acquisition bound to no thread
          */
-        Turn enter(LockMode takeOverMode, long timeoutNanos) throws InterruptedException {
-            Waiter waiter;
+        Waiter enter(LockMode takeOverMode, Thread owner) {
             synchronized (this) {
                 if (closed || !taken) {
                     taken = true;
-                    return Turn.FREE;
+                    return Waiter.FIRST;
                 }
-                waiter = new Waiter(Thread.currentThread(), takeOverMode);
+                Waiter waiter = new Waiter(owner, takeOverMode);
                 waiting.add(waiter);
-            }
-            try {
-                return waiter.turn.get(Math.max(0, timeoutNanos), TimeUnit.NANOSECONDS);
-            }
-            catch (TimeoutException ex) {
-                return cancelOrTake(waiter);
-            }
-            catch (InterruptedException ex) {
-                Turn turn = cancelOrTake(waiter);
-                if (turn == null) {
-                    throw ex;
-                }
-                Thread.currentThread().interrupt(); // the turn came at the same moment: keep it, keep the flag
-                return turn;
-            }
-            catch (ExecutionException ex) {
-                throw new IllegalStateException(ex); // never completed exceptionally
+                return waiter;
             }
         }
 
         /** A waiter leaving: null once it is out of the queue, or the turn that reached it first. */
-        private Turn cancelOrTake(Waiter waiter) {
+        Turn giveUp(Waiter waiter) {
             if (waiter.turn.complete(null)) {
                 synchronized (this) {
                     waiting.remove(waiter);
@@ -186,8 +169,14 @@ final class LocalGates {
         }
     }
 
-    /** A queued thread; its turn completes with the turn, or with null when it gave up first. */
-    private record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Turn> turn) {
+    /**
+     * A queued acquisition (its thread, or null when it is bound to none); its turn completes with the turn,
+     * or with null when it gave up first. Never completes exceptionally.
+     */
+    record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Turn> turn) {
+
+        /** The turn of a waiter that found the gate free. */
+        static final Waiter FIRST = new Waiter(null, null, CompletableFuture.completedFuture(Turn.FREE));
 
         Waiter(Thread thread, LockMode takeOverMode) {
             this(thread, takeOverMode, new CompletableFuture<>());

@@ -1,9 +1,7 @@
 package dev.leasehold.engine;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 import dev.leasehold.LockMode;
 
@@ -50,10 +48,10 @@ final class LocalHandOff {
 
     LocalHandOff(LockServer server, LockEngineSettings settings, CompletableFuture<Void> shutdown,
             java.util.function.BiConsumer<HeldLock, String> chainLost) {
+        this.chainLost = chainLost;
         this.server = server;
         this.settings = settings;
         this.shutdown = shutdown;
-        this.chainLost = chainLost;
     }
 
     /** The turn a lock just granted by Redis starts, or null when it is never handed off. */
@@ -64,7 +62,10 @@ final class LocalHandOff {
         return new HeldLock.Turn(grant.fencingToken() + 1, grant.reservedThrough());
     }
 
-    /** Hands {@code lock}, being released, to the next local waiter; true when one took it (Redis is not told). */
+    /**
+     * Hands {@code lock}, being released, to the next local waiter; true when one took it (Redis is not told).
+     * The waiter may be bound to no thread (an asynchronous acquisition): its lock then has no owner thread.
+     */
     boolean tryHandOff(HeldLock lock, HeldLock.State before) {
         HeldLock.Turn turn = lock.turn;
         if (turn == null || before != HeldLock.State.HELD || shutdown.isDone() || turn.closing
@@ -96,42 +97,51 @@ final class LocalHandOff {
     record TakeOver(HeldLock lock, boolean turnKept) {
     }
 
-    TakeOver takeOver(HeldLock lock) {
-        if (lock.fencingToken == 0 && !reserve(lock)) {
-            return giveUp(lock);
+    /**
+     * Takes over a lock handed to a waiter; never blocks, never completes exceptionally.
+     * @param bounded waits for a reply at most the Redis timeout (or until the waiter stops)
+     */
+    CompletableFuture<TakeOver> takeOver(HeldLock lock,
+            Function<CompletableFuture<?>, CompletableFuture<Void>> bounded) {
+        if (lock.fencingToken != 0) {
+            return CompletableFuture.completedFuture(heldOrLost(lock));
         }
-        return lock.state.get() == HeldLock.State.HELD ? new TakeOver(lock, true) : new TakeOver(null, false);
+        // the block is used up: one round trip reserves the next and renews the lease
+        long sentAt = System.nanoTime();
+        CompletableFuture<LockServer.FenceBlock> reply;
+        try {
+            reply = server.reserveFences(lock.keys, lock.token, lock.leaseMillis);
+        }
+        catch (RuntimeException ex) {
+            reply = CompletableFuture.failedFuture(ex);
+        }
+        CompletableFuture<LockServer.FenceBlock> reserved = reply;
+        return bounded.apply(reserved).thenApply(ignored -> {
+            if (reserved.isDone() && !reserved.isCompletedExceptionally()) {
+                LockServer.FenceBlock block = reserved.join();
+                if (block == null) {
+                    // the token no longer holds the key: the lease was lost under the holders before this one
+                    chainLost.accept(lock, "Redis no longer held the key when the next fencing tokens were reserved");
+                    return giveUp(lock);
+                }
+                HeldLock.Turn turn = lock.turn;
+                turn.nextFence = block.first() + 1;
+                turn.lastFence = block.last();
+                turn.closing |= block.othersQueued();
+                lock.leaseEndsAtNanos = sentAt + lock.validMillis * 1_000_000L;
+                turn.confirmed = lock;
+                lock.fencingToken = block.first();
+                return heldOrLost(lock);
+            }
+            // no answer (or the waiter gave up): whether the key is still ours is unknown; give it back once
+            // the reply is in (the reservation may still run): compare-and-delete
+            reserved.whenComplete((block, error) -> server.release(lock.keys, lock.mode, lock.token));
+            return giveUp(lock);
+        });
     }
 
-    /** The block is used up: one round trip reserves the next and renews the lease. False when that failed. */
-    private boolean reserve(HeldLock lock) {
-        long sentAt = System.nanoTime();
-        CompletableFuture<LockServer.FenceBlock> reply = server.reserveFences(lock.keys, lock.token, lock.leaseMillis);
-        try {
-            LockServer.FenceBlock block = reply.get(settings.redisTimeout().toNanos(), TimeUnit.NANOSECONDS);
-            if (block == null) {
-                // the token no longer holds the key: the lease was lost under the holders before this one
-                chainLost.accept(lock, "Redis no longer held the key when the next fencing tokens were reserved");
-                return false;
-            }
-            HeldLock.Turn turn = lock.turn;
-            turn.nextFence = block.first() + 1;
-            turn.lastFence = block.last();
-            turn.closing |= block.othersQueued();
-            lock.leaseEndsAtNanos = sentAt + lock.validMillis * 1_000_000L;
-            turn.confirmed = lock;
-            lock.fencingToken = block.first();
-            return true;
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt(); // the acquire through Redis that follows gives up
-        }
-        catch (TimeoutException | ExecutionException ex) {
-            // no answer: whether the key is still ours is unknown
-        }
-        // give the key back once the reply is in (the reservation may still run): compare-and-delete
-        reply.whenComplete((block, error) -> server.release(lock.keys, lock.mode, lock.token));
-        return false;
+    private static TakeOver heldOrLost(HeldLock lock) {
+        return lock.state.get() == HeldLock.State.HELD ? new TakeOver(lock, true) : new TakeOver(null, false);
     }
 
     private TakeOver giveUp(HeldLock lock) {

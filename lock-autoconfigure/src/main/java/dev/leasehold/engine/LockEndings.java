@@ -126,7 +126,7 @@ final class LockEndings {
         if (!lock.lossReported.compareAndSet(false, true)) {
             return;
         }
-        logger.warn("Lost " + lock + " held by thread '" + lock.owner.getName() + "': " + reason
+        logger.warn("Lost " + lock + " held by thread '" + lock.ownerName() + "': " + reason
                 + ". Another owner may hold it now; work done under it is no longer protected.");
         observer.lost(lock.view(), reason);
     }

@@ -17,6 +17,13 @@ public interface LockEngine extends LockService {
     Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime);
 
     /**
+     * Like {@link LockService#tryLockAsync(String, Duration, Duration)} in the given mode: waits without
+     * holding a thread, and the lock is bound to no thread.
+     */
+    java.util.concurrent.CompletionStage<Optional<LockHandle>> tryLockAsync(String key, LockMode mode,
+            Duration waitTime, Duration leaseTime);
+
+    /**
      * Stops this handle from tying its lock to the calling thread, for a lock that outlives the call that
      * took it (a {@code CompletionStage} or {@code Mono} result): the thread moves on to other work, and a
      * later lock on the same key from it must wait like anyone else's, unless another, still thread-bound

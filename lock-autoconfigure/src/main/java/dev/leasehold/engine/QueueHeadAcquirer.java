@@ -1,185 +1,131 @@
 package dev.leasehold.engine;
 
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockMode;
 
 /**
- * What the thread at the head of a key's local queue does: try, and until granted or out of time, sleep
- * until a release message, the blocker's lease end or its own deadline, then try again.
+ * Starts and tracks {@link Acquisition}s, the one way this engine waits for a lock, and holds what they
+ * share: the server, the local gates, the release signals, a timer, and the rules for what a waiter
+ * leaves behind in Redis (an acquire whose outcome it did not learn, its queue entry).
  * <p>
- * On a server that {@link LockServer#queuesWaiters() queues waiters}, a refused try puts this instance in
- * the key's fair queue in Redis (one entry per instance, kept by every try, so it tries at least every
- * {@link FairQueue#REFRESH_MILLIS}); the release that makes it the head grants it the key and wakes this
- * instance alone, on its own channel, and the next try claims the key. A waiter that gives up takes its
- * entry, and a grant it did not claim, back ({@link LockServer#withdraw}).
+ * No acquisition holds a thread while it waits: each step sends a request or schedules a wake-up and
+ * returns. The steps of an asynchronous acquisition run on this engine's one wait thread; those of a
+ * blocking {@code tryLock} run on its caller's thread, which has nothing else to do ({@link CallerThreadSteps}),
+ * so a blocking wait costs no thread beyond its caller's, and every request is sent from the thread that
+ * would have sent it before (never from a Redis I/O thread, where a reconnect would hang).
  * <p>
- * An acquire whose outcome this thread did not learn (no reply in time, a connection reset, an interrupt)
- * may still run on the server later and grant the key to nobody. It is taken back by a compare-and-delete
+ * An acquire whose outcome a waiter did not learn (no reply in time, a connection reset, a cancel) may
+ * still run on the server later and grant the key to nobody. It is taken back by a compare-and-delete
  * sent when its reply future completes: the server step completes only after the last command it sent
  * (a NOSCRIPT fallback included), and steps on one connection run in order, so the take-back always runs
  * after whatever the acquire may still do.
  */
-final class QueueHeadAcquirer {
+final class QueueHeadAcquirer implements AutoCloseable {
 
-    private static final long MIN_ERROR_BACKOFF_MILLIS = 50;
+    final LockServer server;
 
-    private static final long MAX_ERROR_BACKOFF_MILLIS = 1000;
+    final LockEngineSettings settings;
 
-    /** How often a waiter looks again while its channel is not (or no longer) confirmed subscribed. */
-    static final long UNSUBSCRIBED_RECHECK_MILLIS = 1000;
+    final LockTokens tokens;
 
-    private final LockServer server;
+    final ReleaseSignals signals;
 
-    private final LockEngineSettings settings;
+    final LocalGates gates;
 
-    private final LockTokens tokens;
+    final LocalHandOff handOff;
 
-    private final ReleaseSignals signals;
+    final LockObserver observer;
 
-    /** Completes when the engine shuts down: every sleeping waiter wakes and gives up. */
-    private final CompletableFuture<Void> shutdown;
+    /** Completes when the engine shuts down: every waiting acquisition wakes and gives up. */
+    final CompletableFuture<Void> shutdown;
 
-    private final LocalHandOff handOff;
+    /** Where a lock granted to an acquisition that was cancelled meanwhile goes: released like any other. */
+    final Consumer<HeldLock> unclaimed;
 
-    /** Threads of this JVM asleep until a release message (or the blocker's lease end). */
-    private final AtomicInteger sleeping = new AtomicInteger();
+    /** Acquisitions asleep until a release message (or the blocker's lease end). */
+    final AtomicInteger sleeping = new AtomicInteger();
+
+    private final Set<Acquisition> live = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Wake-ups, and the steps of asynchronous acquisitions (short: each sends a request or gives something
+     * back); never the watchdog's thread, whose ticks wait for replies.
+     */
+    private final ScheduledThreadPoolExecutor timer;
 
     QueueHeadAcquirer(LockServer server, LockEngineSettings settings, LockTokens tokens, ReleaseSignals signals,
-            CompletableFuture<Void> shutdown, LocalHandOff handOff) {
-        this.handOff = handOff;
+            LocalGates gates, LocalHandOff handOff, LockObserver observer, CompletableFuture<Void> shutdown,
+            Consumer<HeldLock> unclaimed) {
         this.server = server;
         this.settings = settings;
         this.tokens = tokens;
         this.signals = signals;
+        this.gates = gates;
+        this.handOff = handOff;
+        this.observer = observer;
         this.shutdown = shutdown;
+        this.unclaimed = unclaimed;
+        this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "leasehold-waits");
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.timer.setRemoveOnCancelPolicy(true);
+        shutdown.thenRun(() -> live.forEach(Acquisition::wakeUp));
+    }
+
+    /**
+     * Starts waiting for a lock; the acquisition's {@link Acquisition#result()} completes with it, or null
+     * when the wait ran out.
+     * @param owner the thread the lock belongs to (re-entrancy), or null for one bound to no thread
+     * @param steps where its steps run: the blocking caller's thread, or null for this engine's wait thread
+     * (an asynchronous acquisition)
+     */
+    Acquisition start(LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis, Thread owner,
+            java.util.concurrent.Executor steps) {
+        Acquisition acquisition = new Acquisition(this, keys, mode, waitNanos, fixedLeaseMillis, owner,
+                steps != null ? steps : timer);
+        live.add(acquisition);
+        if (shutdown.isDone()) {
+            acquisition.wakeUp(); // raced with close(): its first step gives up
+        }
+        acquisition.begin();
+        return acquisition;
+    }
+
+    void ended(Acquisition acquisition) {
+        live.remove(acquisition);
     }
 
     int sleeping() {
         return sleeping.get();
     }
 
-    /** The granted lock, or null when the deadline passed while others held the key. */
-    HeldLock acquire(LockKeys keys, LockMode mode, long leaseMillis, boolean renewed, long deadline,
-            LocalGates.Gate gate) throws InterruptedException {
-        // one id per instance: its queue entry (and writer mark) is the instance's, whichever thread waits
-        String waiterId = tokens.instanceId();
-        boolean queues = server.queuesWaiters();
-        String channel = queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel();
-        ReleaseSignals.Registration registration = null;
-        CompletableFuture<Grant> lastReply = null;
-        boolean leftSomethingBehind = false;
-        HeldLock granted = null;
-        Throwable lastError = null;
-        long errorBackoff = MIN_ERROR_BACKOFF_MILLIS;
+    /** Runs {@code task} after the delay on the timer; null when it ran at once (the engine is closing). */
+    ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
         try {
-            while (true) {
-                checkRunning(keys);
-                if (registration != null && !registration.subscribed()) {
-                    // no release message can come: subscribe again rather than sleep out the holder's lease
-                    registration.close();
-                    registration = signals.register(channel, deadline);
-                }
-                ReleaseSignals.Pending pendingBeforeTry = registration == null ? signals.pending(channel) : null;
-                CompletableFuture<Void> release = registration != null ? registration.nextRelease()
-                        : pendingBeforeTry != null ? pendingBeforeTry.nextRelease() : null;
-                String token = tokens.next();
-                // a queued writer keeps new readers out by its place in the queue; without a queue, by a mark
-                long writerWaitingMillis = mode == LockMode.READ || queues ? 0
-                        : Math.min(leaseMillis, Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
-                long sentAt = System.nanoTime();
-                boolean joinQueue = queues && deadline - sentAt > 0;
-                CompletableFuture<Grant> reply = server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis,
-                        waiterId, joinQueue);
-                lastReply = reply;
-                Grant grant = null;
-                try {
-                    grant = reply.get(settings.redisTimeout().toNanos(), TimeUnit.NANOSECONDS);
-                    lastError = null;
-                }
-                catch (TimeoutException ex) {
-                    lastError = new LockServerException(LockServerException.Kind.NO_REPLY,
-                            "no reply within leasehold.redis-timeout (" + settings.redisTimeout() + ")", ex);
-                    takeBackAfter(reply, keys, mode, token);
-                }
-                catch (InterruptedException ex) {
-                    takeBackAfter(reply, keys, mode, token); // the caller gives up, but the write is on its way
-                    throw ex;
-                }
-                catch (ExecutionException ex) {
-                    lastError = ex.getCause() != null ? ex.getCause() : ex;
-                    takeBackAfter(reply, keys, mode, token);
-                }
-                if (grant != null && grant.granted()) {
-                    if (shutdown.isDone()) {
-                        server.release(keys, mode, token);
-                        checkRunning(keys);
-                    }
-                    granted = new HeldLock(keys, mode, token, grant.fencingToken(), Thread.currentThread(), renewed,
-                            leaseMillis, server.validMillis(leaseMillis), sentAt, gate,
-                            handOff.newTurn(mode, renewed, grant));
-                    return granted;
-                }
-                leftSomethingBehind |= writerWaitingMillis > 0 || joinQueue;
-                long leftNanos = deadline - System.nanoTime();
-                if (leftNanos <= 0) {
-                    if (lastError != null) {
-                        throw new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey()
-                                + "': " + describe(lastError), lastError);
-                    }
-                    return null;
-                }
-                if (grant == null) {
-                    // Redis is failing: back off, bounded by the deadline (no busy loop)
-                    sleepUntilShutdown(Math.min(errorBackoff, Math.max(1, leftNanos / 1_000_000L)));
-                    errorBackoff = Math.min(errorBackoff * 2, MAX_ERROR_BACKOFF_MILLIS);
-                    continue;
-                }
-                if (registration == null) {
-                    registration = signals.register(channel, deadline);
-                    if (!registration.covers(pendingBeforeTry)) {
-                        // newly subscribed: a release between the try and the subscription was not seen, so try again
-                        continue;
-                    }
-                    // already subscribed before the try: any release since then completes `release`
-                }
-                long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(queues
-                        ? Math.min(grant.blockedForMillis(), FairQueue.REFRESH_MILLIS) : grant.blockedForMillis()));
-                if (!registration.subscribed()) {
-                    waitNanos = Math.min(waitNanos, TimeUnit.MILLISECONDS.toNanos(UNSUBSCRIBED_RECHECK_MILLIS));
-                }
-                sleeping.incrementAndGet();
-                try {
-                    release.get(waitNanos, TimeUnit.NANOSECONDS);
-                }
-                catch (TimeoutException ex) {
-                    // no message: the holder's lease may have ended; look again
-                }
-                catch (ExecutionException ex) {
-                    // never completed exceptionally
-                }
-                finally {
-                    sleeping.decrementAndGet();
-                }
-            }
+            return timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
         }
-        finally {
-            if (registration != null) {
-                registration.close();
-            }
-            if (granted == null && leftSomethingBehind) {
-                withdrawAfter(lastReply, keys, waiterId);
-            }
+        catch (RejectedExecutionException ex) {
+            task.run();
+            return null;
         }
     }
 
     /** Takes back whatever the acquire may have granted, once its reply came (or failed). */
-    private void takeBackAfter(CompletableFuture<Grant> reply, LockKeys keys, LockMode mode, String token) {
+    void takeBackAfter(CompletableFuture<Grant> reply, LockKeys keys, LockMode mode, String token) {
         reply.whenComplete((grant, error) -> {
             boolean refusedForSure = grant != null ? !grant.granted()
                     : unwrap(error) instanceof LockServerException failure
@@ -194,23 +140,15 @@ final class QueueHeadAcquirer {
      * A waiter that leaves without the lock takes back its writer mark, queue entry and unclaimed grant
      * (best effort, after its last try; an entry left behind expires on its own).
      */
-    private void withdrawAfter(CompletableFuture<Grant> lastReply, LockKeys keys, String waiterId) {
+    void withdrawAfter(CompletableFuture<Grant> lastReply, LockKeys keys, String waiterId) {
         lastReply.handle((grant, error) -> null).thenCompose(ignored -> server.withdraw(keys, waiterId));
     }
 
-    private void sleepUntilShutdown(long millis) throws InterruptedException {
-        try {
-            shutdown.get(millis, TimeUnit.MILLISECONDS);
-        }
-        catch (TimeoutException | ExecutionException ex) {
-            // slept the whole time
-        }
-    }
-
-    private void checkRunning(LockKeys keys) {
-        if (shutdown.isDone()) {
-            throw shuttingDown(keys.logicalKey());
-        }
+    @Override
+    public void close() {
+        // steps already queued still run (each ends its acquisition: "shutting down"); wake-ups are dropped
+        timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        timer.shutdown();
     }
 
     static LockAcquisitionException shuttingDown(String key) {
@@ -227,7 +165,7 @@ final class QueueHeadAcquirer {
     }
 
     static Throwable unwrap(Throwable ex) {
-        return (ex instanceof ExecutionException || ex instanceof java.util.concurrent.CompletionException)
+        return (ex instanceof ExecutionException || ex instanceof CompletionException)
                 && ex.getCause() != null ? ex.getCause() : ex;
     }
 }

@@ -7,9 +7,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
-
 /**
  * Wakes local waiters when a lock is released anywhere. All waiters of this JVM share one subscription
  * connection; a channel is subscribed while at least one local waiter needs it (reference counted) and
@@ -23,34 +20,30 @@ import org.apache.commons.logging.LogFactory;
  */
 final class ReleaseSignals {
 
-    private static final Log logger = LogFactory.getLog(ReleaseSignals.class);
-
     private final LockServer server;
 
     private final ScheduledExecutorService scheduler;
 
     private final Duration linger;
 
-    private final Duration redisTimeout;
-
     private static final CompletableFuture<Void> CONFIRMED = CompletableFuture.completedFuture(null);
 
     private final ConcurrentHashMap<String, Channel> channels = new ConcurrentHashMap<>();
 
-    ReleaseSignals(LockServer server, ScheduledExecutorService scheduler, Duration linger, Duration redisTimeout) {
+    ReleaseSignals(LockServer server, ScheduledExecutorService scheduler, Duration linger) {
         this.server = server;
         this.scheduler = scheduler;
         this.linger = linger;
-        this.redisTimeout = redisTimeout;
         server.onRelease(this::released);
         server.onSubscriptionLost(this::subscriptionLost);
     }
 
     /**
-     * Registers a waiter on a channel, subscribing if it is the first; waits for the server's confirmation at
-     * most the Redis timeout, and never past {@code deadlineNanos}.
+     * Registers a waiter on a channel, subscribing if it is the first. Never blocks: the waiter waits for
+     * {@link Registration#confirmation()} itself, bounded by the Redis timeout and its own deadline (an
+     * unconfirmed subscription only means looking again sooner).
      */
-    Registration register(String channelName, long deadlineNanos) {
+    Registration register(String channelName) {
         Channel channel = channels.compute(channelName, (name, existing) -> {
             Channel current = existing != null ? existing : new Channel(name, server.subscribe(name));
             if (current.subscribed.isCompletedExceptionally()) {
@@ -60,18 +53,6 @@ final class ReleaseSignals {
             current.users++;
             return current;
         });
-        try {
-            // never past the waiter's own deadline: an unconfirmed subscription only means looking again sooner
-            long waitNanos = Math.min(redisTimeout.toNanos(), Math.max(0, deadlineNanos - System.nanoTime()));
-            channel.subscribed.get(waitNanos, TimeUnit.NANOSECONDS);
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-        }
-        catch (Exception ex) {
-            // waiting still works: the waiter re-checks when the holder's lease would end
-            logger.debug("Subscription to " + channelName + " not confirmed; waiting on lease expiry instead", ex);
-        }
         return new Registration(channel);
     }
 
@@ -196,6 +177,11 @@ final class ReleaseSignals {
         /** Whether the server confirmed the subscription (false while it failed, is pending or was lost). */
         boolean subscribed() {
             return isConfirmed(channel.subscribed);
+        }
+
+        /** Completes (perhaps exceptionally) once the server confirmed the subscription, or failed to. */
+        CompletableFuture<Void> confirmation() {
+            return channel.subscribed;
         }
 
         /** Whether this registration is on the channel {@code pending} was taken from (not a newer one). */

@@ -23,7 +23,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * <li>{@code leasehold.lock.lost} (counter): leases lost while held</li>
  * <li>{@code leasehold.lock.renewal.failures} (counter): renewals not confirmed (retried until the lease ends)</li>
  * <li>{@code leasehold.lock.active} (gauge): locks held by this instance now</li>
- * <li>{@code leasehold.lock.waiting} (gauge): threads of this instance waiting for a release now</li>
+ * <li>{@code leasehold.lock.waiting} (gauge): waits (blocking or async) of this instance asleep until a release now</li>
  * </ul>
  */
 public class LockMetrics implements LockObserver, MeterBinder {
@@ -122,7 +122,7 @@ public class LockMetrics implements LockObserver, MeterBinder {
                 .description("Distributed locks held by this instance now")
                 .register(registry);
             Gauge.builder("leasehold.lock.waiting", waitingThreads)
-                .description("Threads of this instance waiting for a lock to be released now")
+                .description("Waits of this instance (blocking or async) asleep until a lock is released now")
                 .register(registry);
         }
 

@@ -1,0 +1,408 @@
+package dev.leasehold.engine;
+
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import dev.leasehold.LockAcquisitionException;
+import dev.leasehold.LockMode;
+
+/**
+ * One wait for a lock, from joining the key's local queue to the grant or giving up, as a chain of steps
+ * that never block: each waits for one thing (its turn at the gate, a Redis reply, the subscription's
+ * confirmation, a release message, a timer) bounded by a timer, and then runs on the thread that ended
+ * the wait. Steps run one at a time, so the fields below need no locking; only {@link #cancel()} and
+ * shutdown come from outside, and both just end the current wait early ({@link #wakeUp()}).
+ * <p>
+ * The head of the local queue talks to Redis: try, and until granted or out of time, sleep until a
+ * release message, the blocker's lease end or its own deadline, then try again. On a server that
+ * {@link LockServer#queuesWaiters() queues waiters}, a refused try puts this instance in the key's fair
+ * queue in Redis (one entry per instance, kept by every try, so it tries at least every
+ * {@link FairQueue#REFRESH_MILLIS}); the release that makes it the head grants it the key and wakes this
+ * instance alone, on its own channel, and the next try claims the key. A waiter that gives up takes its
+ * entry, and a grant it did not claim, back ({@link LockServer#withdraw}).
+ */
+final class Acquisition {
+
+    private static final long MIN_ERROR_BACKOFF_MILLIS = 50;
+
+    private static final long MAX_ERROR_BACKOFF_MILLIS = 1000;
+
+    /** How often a waiter looks again while its channel is not (or no longer) confirmed subscribed. */
+    static final long UNSUBSCRIBED_RECHECK_MILLIS = 1000;
+
+    private final QueueHeadAcquirer context;
+
+    private final LockKeys keys;
+    private final LockMode mode;
+    private final long leaseMillis;
+    private final boolean renewed;
+
+    /** Only an exclusive watchdog lock can be handed over by a local holder ({@link LocalHandOff}). */
+    private final LockMode takeOverMode;
+
+    private final Thread owner;
+    private final long startedAt;
+    private final long deadline;
+    private final LocalGates.Gate gate;
+
+    /** One id per instance: its queue entry (and writer mark) is the instance's, whichever acquisition waits. */
+    private final String waiterId;
+    private final boolean queues;
+    private final String channel;
+
+    /** The lock, or null when the wait ran out; cancelled (exceptionally) by {@link #cancel()}. */
+    private final CompletableFuture<HeldLock> result = new CompletableFuture<>();
+
+    private final Waits waits;
+
+    /** Where steps run: the blocking caller's own thread ({@link CallerThreadSteps}), or the engine's. */
+    private final Executor steps;
+
+    // the loop's state: steps run one at a time, each after the one before (a happens-before edge)
+    private LocalGates.Waiter waiter;
+    private boolean haveTurn;
+    private ReleaseSignals.Registration registration;
+    private ReleaseSignals.Pending pendingBeforeTry;
+    private CompletableFuture<Void> release;
+    private CompletableFuture<Grant> reply;
+    private CompletableFuture<Grant> lastReply;
+    private String token;
+    private long sentAt;
+    private boolean joinedQueue;
+    private long writerWaitingMillis;
+    private boolean leftSomethingBehind;
+    private Throwable lastError;
+    private long errorBackoff = MIN_ERROR_BACKOFF_MILLIS;
+
+    /** Whether it succeeded or ended: a step that fails after that must not give anything back twice. */
+    private volatile boolean ended;
+
+    Acquisition(QueueHeadAcquirer context, LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis,
+            Thread owner, Executor steps) {
+        this.context = context;
+        this.steps = steps;
+        this.keys = keys;
+        this.mode = mode;
+        this.owner = owner;
+        this.startedAt = System.nanoTime();
+        this.deadline = startedAt + waitNanos;
+        this.renewed = fixedLeaseMillis == null;
+        this.leaseMillis = renewed ? context.settings.leaseTime().toMillis() : Math.max(1, fixedLeaseMillis);
+        this.takeOverMode = mode != LockMode.READ && renewed ? mode : null;
+        this.waiterId = context.tokens.instanceId();
+        this.queues = context.server.queuesWaiters();
+        this.channel = queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel();
+        this.waits = new Waits(context, this::stopping);
+        this.gate = context.gates.join(keys.logicalKey());
+    }
+
+    /** Completes with the lock, or null when the wait ran out; exceptionally with a {@link LockAcquisitionException}. */
+    CompletableFuture<HeldLock> result() {
+        return result;
+    }
+
+    /**
+     * Stops waiting: true when the acquisition ends without a lock (whatever it may have been granted is
+     * taken back, and it leaves the local queue); false when it had already ended (its result says how).
+     */
+    boolean cancel() {
+        if (result.completeExceptionally(new CancellationException("gave up waiting for '" + keys.logicalKey() + "'"))) {
+            wakeUp();
+            return true;
+        }
+        return false;
+    }
+
+    /** Ends the current wait now (a cancel, or shutdown): the next step sees why. */
+    void wakeUp() {
+        waits.wakeUp();
+    }
+
+    /** Whether it is over: granted, or gave back everything it had (its turn, its place in Redis). */
+    boolean ended() {
+        return ended;
+    }
+
+    void begin() {
+        step(this::enterGate);
+    }
+
+    private boolean stopping() {
+        return result.isDone() || context.shutdown.isDone();
+    }
+
+    private void enterGate() {
+        waiter = gate.enter(takeOverMode, owner);
+        then(until(waiter.turn(), deadline - System.nanoTime()), this::turnCame);
+    }
+
+    private void turnCame() {
+        LocalGates.Turn turn = gate.giveUp(waiter); // the turn if it came, else out of the queue
+        waiter = null;
+        if (turn == null) {
+            if (stopping()) {
+                stop();
+            }
+            else {
+                end(null);
+            }
+            return;
+        }
+        haveTurn = true;
+        HeldLock handedOver = turn.handedOver();
+        if (handedOver == null) {
+            attempt();
+            return;
+        }
+        thenWith(context.handOff.takeOver(handedOver, event -> until(event, context.settings.redisTimeout().toNanos())),
+                takeOver -> {
+                    if (takeOver.lock() != null) {
+                        succeed(takeOver.lock());
+                    }
+                    else if (takeOver.turnKept()) {
+                        attempt();
+                    }
+                    else {
+                        haveTurn = false; // the lease was lost on the way, which passed the turn on: queue again
+                        enterGate();
+                    }
+                });
+    }
+
+    /** The top of the queue-head loop. */
+    private void attempt() {
+        if (stopping()) {
+            stop();
+            return;
+        }
+        if (registration != null && !registration.subscribed()) {
+            // no release message can come: subscribe again rather than sleep out the holder's lease
+            registration.close();
+            registration = context.signals.register(channel);
+            then(until(registration.confirmation(), confirmationWait()), this::sendTry);
+            return;
+        }
+        sendTry();
+    }
+
+    private void sendTry() {
+        if (stopping()) {
+            stop();
+            return;
+        }
+        pendingBeforeTry = registration == null ? context.signals.pending(channel) : null;
+        release = registration != null ? registration.nextRelease()
+                : pendingBeforeTry != null ? pendingBeforeTry.nextRelease() : null;
+        token = context.tokens.next();
+        // a queued writer keeps new readers out by its place in the queue; without a queue, by a mark
+        writerWaitingMillis = mode == LockMode.READ || queues ? 0
+                : Math.min(leaseMillis, Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
+        sentAt = System.nanoTime();
+        joinedQueue = queues && deadline - sentAt > 0;
+        try {
+            reply = context.server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinedQueue);
+        }
+        catch (RuntimeException ex) {
+            reply = CompletableFuture.failedFuture(ex);
+        }
+        lastReply = reply;
+        then(until(reply, context.settings.redisTimeout().toNanos()), this::replied);
+    }
+
+    private void replied() {
+        Grant grant = null;
+        if (reply.isDone() && !reply.isCompletedExceptionally()) {
+            grant = reply.join();
+            lastError = null;
+        }
+        else {
+            if (reply.isDone()) {
+                lastError = QueueHeadAcquirer.unwrap(reply.handle((ignored, error) -> error).join());
+            }
+            else if (!stopping()) {
+                lastError = new LockServerException(LockServerException.Kind.NO_REPLY,
+                        "no reply within leasehold.redis-timeout (" + context.settings.redisTimeout() + ")", null);
+            }
+            // not learned, or the caller gives up while the write is on its way: take it back after it
+            context.takeBackAfter(reply, keys, mode, token);
+        }
+        if (grant != null && grant.granted()) {
+            if (context.shutdown.isDone()) {
+                context.server.release(keys, mode, token);
+                stop();
+                return;
+            }
+            succeed(new HeldLock(keys, mode, token, grant.fencingToken(), owner, renewed, leaseMillis,
+                    context.server.validMillis(leaseMillis), sentAt, gate, context.handOff.newTurn(mode, renewed, grant)));
+            return;
+        }
+        leftSomethingBehind |= writerWaitingMillis > 0 || joinedQueue;
+        if (stopping()) {
+            stop();
+            return;
+        }
+        long leftNanos = deadline - System.nanoTime();
+        if (leftNanos <= 0) {
+            if (lastError != null) {
+                end(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey() + "': "
+                        + QueueHeadAcquirer.describe(lastError), lastError));
+            }
+            else {
+                end(null);
+            }
+            return;
+        }
+        if (grant == null) {
+            // Redis is failing: back off, bounded by the deadline (no busy loop)
+            long backoff = Math.min(errorBackoff, Math.max(1, leftNanos / 1_000_000L));
+            errorBackoff = Math.min(errorBackoff * 2, MAX_ERROR_BACKOFF_MILLIS);
+            then(until(null, TimeUnit.MILLISECONDS.toNanos(backoff)), this::attempt);
+            return;
+        }
+        Grant refused = grant;
+        if (registration == null) {
+            registration = context.signals.register(channel);
+            then(until(registration.confirmation(), confirmationWait()), () -> {
+                if (!registration.covers(pendingBeforeTry)) {
+                    // newly subscribed: a release between the try and the subscription was not seen, so try again
+                    attempt();
+                }
+                else {
+                    // already subscribed before the try: any release since then completes `release`
+                    sleep(refused);
+                }
+            });
+            return;
+        }
+        sleep(refused);
+    }
+
+    /** The subscription's confirmation is awaited at most the Redis timeout, and never past the deadline. */
+    private long confirmationWait() {
+        return Math.min(context.settings.redisTimeout().toNanos(), deadline - System.nanoTime());
+    }
+
+    private void sleep(Grant refused) {
+        long leftNanos = deadline - System.nanoTime();
+        long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(queues
+                ? Math.min(refused.blockedForMillis(), FairQueue.REFRESH_MILLIS) : refused.blockedForMillis()));
+        if (!registration.subscribed()) {
+            waitNanos = Math.min(waitNanos, TimeUnit.MILLISECONDS.toNanos(UNSUBSCRIBED_RECHECK_MILLIS));
+        }
+        context.sleeping.incrementAndGet();
+        // no message: the holder's lease may have ended; look again
+        then(until(release, waitNanos), () -> {
+            context.sleeping.decrementAndGet();
+            attempt();
+        });
+    }
+
+    private CompletableFuture<Void> until(CompletableFuture<?> event, long timeoutNanos) {
+        return waits.until(event, timeoutNanos);
+    }
+
+    private void then(CompletableFuture<Void> wait, Runnable next) {
+        wait.whenComplete((ignored, error) -> dispatch(next));
+    }
+
+    private <T> void thenWith(CompletableFuture<T> outcome, java.util.function.Consumer<T> next) {
+        outcome.whenComplete((value, error) -> dispatch(() -> {
+            if (error != null) {
+                throw new IllegalStateException("a step failed", error);
+            }
+            next.accept(value);
+        }));
+    }
+
+    /**
+     * The next step runs on this acquisition's own executor, never on the thread that ended the wait: that
+     * may be a Redis I/O thread, where a step that has to reconnect (a blocking connect) would hang.
+     */
+    private void dispatch(Runnable next) {
+        try {
+            steps.execute(() -> step(next));
+        }
+        catch (RejectedExecutionException ex) {
+            step(next); // the engine closed: the step only ends the acquisition
+        }
+    }
+
+    /** Runs one step; a bug in it must not leave the caller waiting for ever, nor the queue stuck. */
+    private void step(Runnable next) {
+        try {
+            next.run();
+        }
+        catch (RuntimeException | Error ex) {
+            end(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey()
+                    + "': unexpected failure while waiting (" + ex + ")", ex));
+        }
+    }
+
+    /** Ends because of a cancel or shutdown. */
+    private void stop() {
+        end(context.shutdown.isDone() && !result.isDone() ? QueueHeadAcquirer.shuttingDown(keys.logicalKey()) : null);
+    }
+
+    private void succeed(HeldLock lock) {
+        ended = true;
+        closeRegistration();
+        if (mode == LockMode.READ) {
+            gate.exit(); // readers share the key: the next local waiter may try at once
+        }
+        context.ended(this);
+        context.observer.acquired(keys.logicalKey(), mode, System.nanoTime() - startedAt);
+        if (!result.complete(lock)) {
+            context.unclaimed.accept(lock); // cancelled meanwhile: released as if closed (or handed on)
+        }
+    }
+
+    /** Ends without a lock: the wait ran out (null), or an error. */
+    private void end(LockAcquisitionException error) {
+        if (ended) {
+            return;
+        }
+        ended = true;
+        closeRegistration();
+        if (leftSomethingBehind) {
+            context.withdrawAfter(lastReply, keys, waiterId);
+        }
+        boolean joined = true;
+        if (waiter != null) { // only when a step failed while queued
+            LocalGates.Turn turn = gate.giveUp(waiter);
+            if (turn != null && turn.handedOver() != null) {
+                context.unclaimed.accept(turn.handedOver()); // it has this waiter's turn and gate join now
+                joined = false;
+            }
+            haveTurn |= turn != null && turn.handedOver() == null;
+        }
+        if (haveTurn) {
+            haveTurn = false;
+            gate.exit();
+        }
+        if (joined) {
+            gate.leave();
+        }
+        context.ended(this);
+        if (result.isDone()) {
+            return; // cancelled: the caller gave up, which is neither a timeout nor a failure
+        }
+        context.observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt,
+                error != null ? error.getCause() : null);
+        if (error != null) {
+            result.completeExceptionally(error);
+        }
+        else {
+            result.complete(null);
+        }
+    }
+
+    private void closeRegistration() {
+        if (registration != null) {
+            registration.close();
+            registration = null;
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.leasehold.engine;
+
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Function;
+
+import dev.leasehold.LockAcquisitionException;
+import dev.leasehold.LockHandle;
+
+/**
+ * What {@code tryLockAsync} returns for an {@link Acquisition}: a stage its caller may cancel (the wait then
+ * ends and takes back whatever may have been granted), completed on the {@code CompletableFuture} default
+ * async pool rather than on the thread that ended the wait (a Redis I/O thread, or the engine's timer),
+ * so that dependent stages may block without stalling Redis replies or other waiters.
+ * <p>
+ * A handle that arrives after its stage was cancelled (or completed by someone else) has no taker, and is
+ * closed at once.
+ */
+final class AsyncOutcome {
+
+    private static final Executor DELIVERY = new CompletableFuture<Void>().defaultExecutor();
+
+    private AsyncOutcome() {
+    }
+
+    static CompletableFuture<Optional<LockHandle>> of(Acquisition acquisition,
+            Function<HeldLock, LockHandle> register) {
+        CompletableFuture<Optional<LockHandle>> outcome = new CompletableFuture<>();
+        // cancelled, or completed by its holder (orTimeout, complete): stop waiting (a no-op once it ended)
+        outcome.whenComplete((value, error) -> acquisition.cancel());
+        acquisition.result().whenComplete((lock, error) -> {
+            if (error != null) {
+                deliver(() -> outcome.completeExceptionally(rethrown(error)));
+                return;
+            }
+            if (lock == null) {
+                deliver(() -> outcome.complete(Optional.empty()));
+                return;
+            }
+            LockHandle handle;
+            try {
+                handle = register.apply(lock);
+            }
+            catch (RuntimeException ex) { // granted as shutdown began: released already
+                deliver(() -> outcome.completeExceptionally(ex));
+                return;
+            }
+            deliver(() -> {
+                if (!outcome.complete(Optional.of(handle))) {
+                    handle.closeAsync();
+                }
+            });
+        });
+        return outcome;
+    }
+
+    private static void deliver(Runnable completion) {
+        try {
+            DELIVERY.execute(completion);
+        }
+        catch (RejectedExecutionException ex) {
+            completion.run();
+        }
+    }
+
+    /** The outcome of an acquisition that has ended. */
+    static HeldLock now(CompletableFuture<HeldLock> result) {
+        try {
+            return result.join();
+        }
+        catch (CompletionException ex) {
+            throw rethrown(ex.getCause());
+        }
+    }
+
+    /** A failure made on the thread that ended the wait, anew for the thread that sees it (its stack trace). */
+    static RuntimeException rethrown(Throwable error) {
+        Throwable cause = QueueHeadAcquirer.unwrap(error);
+        if (cause instanceof LockAcquisitionException failure) {
+            return new LockAcquisitionException(failure.getKey(), failure.getMessage(), failure.getCause());
+        }
+        return cause instanceof RuntimeException runtime ? runtime : new IllegalStateException(cause);
+    }
+}
