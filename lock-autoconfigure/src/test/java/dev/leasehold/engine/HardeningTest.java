@@ -72,7 +72,7 @@ class HardeningTest extends EveryServerEngineTest {
         redis.server().command("SCRIPT", "FLUSH"); // as after a restart or failover
         // the release script is cached again (another client used it), the acquire script is not: the take-back
         // runs at once, while the acquire waits for its NOSCRIPT reply before its EVAL is even sent
-        redis.server().command("SCRIPT", "LOAD", resource("queue.lua") + "\n" + resource("release_exclusive.lua"));
+        redis.server().command("SCRIPT", "LOAD", dev.leasehold.engine.redis.ScriptSource.withQueue("release_exclusive"));
 
         redis.server().pause(); // EVALSHA queued; NOSCRIPT, then the EVAL, only come after the take-back timeout
         try {
@@ -85,15 +85,6 @@ class HardeningTest extends EveryServerEngineTest {
         // the holder's lease would be 30 s: the late EVAL's grant must be taken back right after it ran
         assertThat(other.tryLock("scripts", Duration.ofSeconds(10), null)).as("free again within seconds")
             .isPresent().get().satisfies(LockHandle::close);
-    }
-
-    private static String resource(String script) {
-        try (java.io.InputStream in = LockServer.class.getResourceAsStream("redis/" + script)) {
-            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        }
-        catch (java.io.IOException ex) {
-            throw new java.io.UncheckedIOException(ex);
-        }
     }
 
     @Test

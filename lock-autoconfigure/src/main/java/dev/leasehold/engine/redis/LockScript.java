@@ -2,28 +2,27 @@ package dev.leasehold.engine.redis;
 
 import java.nio.charset.StandardCharsets;
 
-import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /** A Lua script of the protocol, loaded from its {@code .lua} resource, with its SHA-1 for EVALSHA. */
 record LockScript(String name, String sha1, byte[] body) {
 
     static LockScript load(String name) {
-        return of(name, text(name));
+        return of(name, ScriptSource.text(name));
     }
 
-    /** A script that uses the fair queue's functions: {@code queue.lua} goes in front of its body. */
+    /**
+     * A script of the fair queue: {@code fence.lua} goes in front of its body, and {@code queue.lua} where
+     * the body says {@code -- @queue.lua} (after its uncontended path, which so does not pay for defining
+     * the queue's functions).
+     */
     static LockScript loadWithQueue(String name) {
-        return of(name, text("queue") + "\n" + text(name));
+        return of(name, ScriptSource.withQueue(name));
     }
 
     private static LockScript of(String name, String text) {
         RedisScript<Object> script = RedisScript.of(text);
         return new LockScript(name, script.getSha1(), text.getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static String text(String name) {
-        return RedisScript.of(new ClassPathResource(name + ".lua", LockScript.class)).getScriptAsString();
     }
 
     /** The same script as Spring Data Redis's {@link RedisScript}, for {@code RedisTemplate.execute}. */

@@ -1,4 +1,4 @@
--- Takes the exclusive (write) lock in one step and returns a fencing token. (queue.lua is prepended.)
+-- Takes the exclusive (write) lock in one step and returns a fencing token. (fence.lua is put in front.)
 -- KEYS[1] lock (string: owner token)   KEYS[2] readers (zset: token -> lease end, ms)
 -- KEYS[3] writer-waiting marker        KEYS[4] fencing counter
 -- KEYS[5] queue of waiting instances   KEYS[6] their expiries
@@ -9,11 +9,19 @@
 -- ARGV[7] queue entry lifetime ms   ARGV[8] fencing tokens to reserve for hand-offs (1: none)
 -- Returns {1, fencing token, last reserved token} when granted, {0, ms to wait at most} when not.
 local lease = tonumber(ARGV[2])
+local blockSize = tonumber(ARGV[8] or '1')
+local countRule = ARGV[5] == 'count'
+-- fast path: no readers, no writer waiting for readers, nobody queued
+local fastPath = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[5]) == 0
+if fastPath and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', lease) then
+    return grantFence(KEYS[4], lease, blockSize, countRule)
+end
+
+-- @queue.lua
+
 local member = ARGV[4] .. '|W'
 local queued = ARGV[6] == '1'
 local entryMs = tonumber(ARGV[7] or '3000')
-local blockSize = tonumber(ARGV[8] or '1')
-local countRule = ARGV[5] == 'count'
 
 local function refuse(waitMs, nowMicros)
     if queued then
@@ -32,11 +40,7 @@ local function holderTtl()
     return math.max(1, ttl)
 end
 
-if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[5]) == 0 then
-    -- fast path: no readers, no writer waiting for readers, nobody queued
-    if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', lease) then
-        return grantFence(KEYS[4], lease, blockSize, countRule)
-    end
+if fastPath then
     return refuse(holderTtl())
 end
 

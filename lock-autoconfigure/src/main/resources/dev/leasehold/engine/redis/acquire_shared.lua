@@ -1,9 +1,12 @@
--- Takes a shared (read) lock in one step and returns a fencing token. (queue.lua is prepended.)
+-- Takes a shared (read) lock in one step and returns a fencing token. (fence.lua is put in front.)
 -- KEYS[1] lock   KEYS[2] readers   KEYS[3] writer-waiting marker   KEYS[4] fencing counter
 -- KEYS[5] queue of waiting instances   KEYS[6] their expiries
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[4] the waiter's id   ARGV[5] 'count': quorum mode's counter
 -- ARGV[6] '1': join (or stay in) the queue when refused   ARGV[7] queue entry lifetime ms
 -- Returns {1, fencing token, fencing token} when granted, {0, ms to wait at most} when not.
+
+-- @queue.lua
+
 local lease = tonumber(ARGV[2])
 local member = ARGV[4] .. '|R'
 local queued = ARGV[6] == '1'

@@ -1,4 +1,4 @@
--- The fair queue of waiting instances, prepended to the scripts that use it (LockScript).
+-- The fair queue of waiting instances, put where a script says "-- @queue.lua" (LockScript), after fence.lua.
 -- One entry per instance and key: member '<waiter id>|W' (exclusive) or '<waiter id>|R' (shared) in a zset
 -- scored by arrival (server clock, µs), and its expiry (ms) in a second zset. A waiting instance refreshes
 -- its entry on every try (about once a second); an entry not refreshed is gone after its expiry, so a
@@ -6,11 +6,6 @@
 -- A release grants the key directly to an exclusive head ('queue-grant:<member>', a short lease that only
 -- that instance can turn into its own) and publishes to that instance's channel only; shared heads (all
 -- consecutive ones) are woken to take their read leases. Nobody else is woken, so nobody tries and loses.
-
-local function serverMicros()
-    local time = redis.call('TIME')
-    return tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
 
 local function pruneQueue(queueKey, expiryKey, nowMs)
     local expired = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', nowMs)
@@ -68,28 +63,3 @@ local function publishCommandFor(mode)
     return (mode == 'sharded' and redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000)
         and 'SPUBLISH' or 'PUBLISH'
 end
-
--- The fencing token of a grant, and the block of tokens reserved behind it for hand-offs inside the
--- holder's JVM: the counter is set to the block's end, so the next grant anywhere is above the block.
--- Clock rule: never below the server clock in µs, so a lost counter cannot make tokens go back (as long
--- as a block is smaller than the time a restart takes, which is true by many orders of magnitude).
-local function grantFence(fenceKey, lease, blockSize, countRule)
-    if countRule then
-        -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
-        local counted = redis.call('INCRBY', fenceKey, blockSize)
-        redis.call('PERSIST', fenceKey)
-        return {1, counted - blockSize + 1, counted}
-    end
-    local fence = serverMicros()
-    local counterTtl = lease + 60000
-    local last = fence + blockSize - 1
-    local previous = tonumber(redis.call('SET', fenceKey, string.format('%.0f', last), 'PX', counterTtl, 'GET') or '0')
-    if previous >= fence then
-        -- more than one grant in a block's time: count on from the previous block
-        fence = previous + 1
-        last = fence + blockSize - 1
-        redis.call('SET', fenceKey, string.format('%.0f', last), 'PX', counterTtl)
-    end
-    return {1, fence, last}
-end
-

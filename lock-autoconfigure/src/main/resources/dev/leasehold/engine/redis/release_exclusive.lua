@@ -1,4 +1,4 @@
--- Deletes the lock only if the token still owns it, and wakes whoever waits. (queue.lua is prepended.)
+-- Deletes the lock only if the token still owns it, and wakes whoever waits. (fence.lua is put in front.)
 -- KEYS[1] lock   KEYS[2] queue of waiting instances   KEYS[3] their expiries
 -- ARGV[1] token   ARGV[2] wake-up channel (queued waiters: '<channel>:<waiter id>')
 -- ARGV[3] 'sharded' on a Redis 7+ Cluster: wake waiters with SPUBLISH (stays on the slot's node, no
@@ -18,10 +18,13 @@ if tonumber(ARGV[4] or '0') > 0 then
     return 1
 end
 redis.call('DEL', KEYS[1])
+if ARGV[5] == 'queued' and redis.call('EXISTS', KEYS[2]) == 0 then
+    return 1 -- nobody waits: nothing to publish
+end
+
+-- @queue.lua
+
 if ARGV[5] == 'queued' then
-    if redis.call('EXISTS', KEYS[2]) == 0 then
-        return 1
-    end
     return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor(serverMicros() / 1000), ARGV[2],
         publishCommandFor(ARGV[3]), tonumber(ARGV[6]))
 end

@@ -1,10 +1,13 @@
--- Removes this reader; the last reader out wakes whoever waits. (queue.lua is prepended.)
+-- Removes this reader; the last reader out wakes whoever waits. (fence.lua is put in front.)
 -- KEYS[1] readers   KEYS[2] lock   KEYS[3] queue of waiting instances   KEYS[4] their expiries
 -- ARGV[1] token   ARGV[2] wake-up channel   ARGV[3] 'sharded' (see release_exclusive.lua)
 -- ARGV[4] hold-at-least ms left: this read lease stays that long instead of being removed (0: none)
 -- ARGV[5] 'queued' or '' and ARGV[6] claim ms: as in release_exclusive.lua
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (see release_exclusive.lua),
 -- 0 when the token no longer held a read lease.
+
+-- @queue.lua
+
 local hold = tonumber(ARGV[4] or '0')
 local nowMs = math.floor(serverMicros() / 1000)
 if hold > 0 then

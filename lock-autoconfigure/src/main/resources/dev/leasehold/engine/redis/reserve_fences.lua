@@ -1,9 +1,12 @@
 -- Reserves the next block of fencing tokens for hand-offs inside the holder's JVM, and renews its lease,
--- only if the token still owns the lock. (queue.lua is prepended.)
+-- only if the token still owns the lock. (fence.lua is put in front.)
 -- KEYS[1] lock   KEYS[2] fencing counter   KEYS[3] queue of waiting instances   KEYS[4] their expiries
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] block size   ARGV[4] 'count': quorum mode's counter
 -- Returns {1, first token, last token, 1 when other instances queue for the key else 0}, or {0} when the
 -- token no longer owns the lock.
+
+-- @queue.lua
+
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
     return {0}
 end

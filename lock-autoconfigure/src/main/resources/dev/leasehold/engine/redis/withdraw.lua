@@ -1,10 +1,13 @@
 -- A waiter that stops waiting without the lock takes back what it left (only its own), so nobody is
 -- kept waiting for it: its writer-waiting marker, its queue entries, and a grant made to it that it did
--- not claim; whoever waits next is woken. (queue.lua is prepended.)
+-- not claim; whoever waits next is woken. (fence.lua is put in front.)
 -- KEYS[1] writer-waiting marker   KEYS[2] lock   KEYS[3] readers   KEYS[4] queue   KEYS[5] queue expiries
 -- ARGV[1] the waiter's id   ARGV[2] wake-up channel   ARGV[3] 'sharded' (see release_exclusive.lua)
 -- ARGV[4] 'queued' or ''   ARGV[5] claim ms
 -- Returns 1 when it took anything back, 0 otherwise.
+
+-- @queue.lua
+
 local publishCommand = publishCommandFor(ARGV[3])
 local took = 0
 local nowMs = math.floor(serverMicros() / 1000)

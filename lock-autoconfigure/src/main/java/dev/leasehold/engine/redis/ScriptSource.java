@@ -1,0 +1,31 @@
+package dev.leasehold.engine.redis;
+
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/** The text of the protocol's {@code .lua} resources, as sent to Redis. */
+public final class ScriptSource {
+
+    private static final String QUEUE_MARKER = "-- @queue.lua\n";
+
+    private ScriptSource() {
+    }
+
+    /** One {@code .lua} resource as it is. */
+    static String text(String name) {
+        return RedisScript.of(new ClassPathResource(name + ".lua", ScriptSource.class)).getScriptAsString();
+    }
+
+    /**
+     * A script of the fair queue: {@code fence.lua} in front of its body, and {@code queue.lua} where the body
+     * says {@code -- @queue.lua} (after its uncontended path, which so does not pay for defining the queue's
+     * functions). Public for tests that seed Redis's script cache.
+     */
+    public static String withQueue(String name) {
+        String body = text(name);
+        if (!body.contains(QUEUE_MARKER)) {
+            throw new IllegalStateException(name + ".lua has no '" + QUEUE_MARKER.strip() + "' line");
+        }
+        return text("fence") + "\n" + body.replace(QUEUE_MARKER, text("queue"));
+    }
+}
