@@ -136,6 +136,9 @@ final class HeldLock {
          */
         volatile HeldLock confirmed;
 
+        /** When Redis last said whether other instances queue (the grant, a token reservation). */
+        long checkedAtNanos = System.nanoTime();
+
         Turn(long nextFence, long lastFence) {
             this.nextFence = nextFence;
             this.lastFence = lastFence;

@@ -26,8 +26,9 @@ import dev.leasehold.LockMode;
  * inherits that estimate (not a fresh one); the watchdog renews the successor, and a lease found lost is
  * reported to whoever holds the hand-off chain's end ({@link HeldLock#latest()}).</li>
  * <li>Fairness: a JVM's turn ends when a token reservation finds another instance queued for the key (at
- * most every {@link FairQueue#FENCE_BLOCK} hand-offs), and after {@link #MAX_TURN_HAND_OFFS} hand-offs in
- * any case: the holder then releases through Redis, which grants the key to the queue's head.</li>
+ * most every {@link FairQueue#FENCE_BLOCK} hand-offs, and at the first hand-off after
+ * {@link #TURN_CHECK_MILLIS} without one), and after {@link #MAX_TURN_HAND_OFFS} hand-offs in any case: the
+ * holder then releases through Redis, which grants the key to the queue's head.</li>
  * </ul>
  * Only exclusive locks with a watchdog lease are handed off, and only to a waiter that wants one (a fixed
  * lease must start when its owner gets it; a hold-at-least keeps the key taken).
@@ -36,6 +37,12 @@ final class LocalHandOff {
 
     /** Hand-offs in one turn before the key goes back through Redis (other instances get their chance). */
     static final int MAX_TURN_HAND_OFFS = 64;
+
+    /**
+     * How long a turn hands off without asking Redis whether other instances queue: with long critical
+     * sections, a waiting instance then waits about one section more, not a whole block of them.
+     */
+    static final long TURN_CHECK_MILLIS = 50;
 
     private final LockServer server;
 
@@ -79,7 +86,10 @@ final class LocalHandOff {
 
     private HeldLock successorOf(HeldLock lock, Thread thread, LockMode mode) {
         HeldLock.Turn turn = lock.turn;
-        long fence = turn.nextFence <= turn.lastFence ? turn.nextFence++ : 0; // 0: the successor reserves more
+        // 0: the successor reserves more tokens first, which also tells whether other instances queue: when
+        // the block is used up, or when that was last asked more than TURN_CHECK_MILLIS ago (long sections)
+        boolean checkDue = System.nanoTime() - turn.checkedAtNanos > TURN_CHECK_MILLIS * 1_000_000L;
+        long fence = turn.nextFence <= turn.lastFence && !checkDue ? turn.nextFence++ : 0;
         turn.handOffs++;
         long sentAt = lock.leaseEndsAtNanos - lock.validMillis * 1_000_000L; // inherits the lease estimate
         HeldLock successor = new HeldLock(lock.keys, mode, lock.token, fence, thread, true, lock.leaseMillis,
@@ -125,6 +135,7 @@ final class LocalHandOff {
                     return giveUp(lock);
                 }
                 HeldLock.Turn turn = lock.turn;
+                turn.checkedAtNanos = System.nanoTime();
                 turn.nextFence = block.first() + 1;
                 turn.lastFence = block.last();
                 turn.closing |= block.othersQueued();

@@ -117,6 +117,46 @@ class LocalHandOffTest extends EveryServerEngineTest {
     }
 
     @Test
+    void withLongCriticalSectionsAnotherInstanceWaitsAboutOneSectionNotABlockOfHandOffs() throws Exception {
+        DefaultLockEngine busy = fixture.engine();
+        DefaultLockEngine other = fixture.engine();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicInteger sections = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 3; t++) {
+            workers.add(pool.submit(() -> {
+                while (!stop.get()) {
+                    try (LockHandle handle = busy.lock("long", Duration.ofSeconds(30))) {
+                        sections.incrementAndGet();
+                        Thread.sleep(150);
+                    }
+                }
+                return null;
+            }));
+        }
+        try {
+            Await.until(Duration.ofSeconds(10), "the busy instance hands off locally", () -> sections.get() >= 3);
+            List<Long> waits = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                long started = System.nanoTime();
+                try (LockHandle handle = other.lock("long", Duration.ofSeconds(20))) {
+                    waits.add((System.nanoTime() - started) / 1_000_000);
+                }
+            }
+            // a block of 16 hand-offs is 2.4 s of sections: the turn must end after about one section instead
+            assertThat(waits).as("waits of the other instance (ms)").allMatch(waited -> waited < 1500);
+        }
+        finally {
+            stop.set(true);
+            for (Future<?> worker : workers) {
+                worker.get(30, TimeUnit.SECONDS);
+            }
+            pool.shutdown();
+        }
+    }
+
+    @Test
     void aLeaseLostJustBeforeAHandOffIsReportedToTheThreadThatGotTheLock() throws Exception {
         // a short lease, so the watchdog looks every 300 ms
         DefaultLockEngine engine = fixture.engine(EngineFixture.fastSettings().withLeaseTime(Duration.ofMillis(900)));
