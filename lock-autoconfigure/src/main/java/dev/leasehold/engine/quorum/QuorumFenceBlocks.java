@@ -52,6 +52,7 @@ final class QuorumFenceBlocks {
             }
             long last = holding.stream().mapToLong(reply -> reply.value().last()).max().orElseThrow();
             FenceBlock block = new FenceBlock(last - FairQueue.FENCE_BLOCK + 1, last, false);
+            raiseOthersLater(keys, round, holding, last);
             long known = holding.stream().filter(reply -> reply.value().last() >= last).count();
             if (known >= majority) {
                 return CompletableFuture.completedFuture(block);
@@ -68,6 +69,25 @@ final class QuorumFenceBlocks {
                                 + " of '" + keys.logicalKey() + "' could not be stored on " + majority + " of "
                                 + nodes.size() + " Redis servers in time")));
         });
+    }
+
+    /**
+     * Every node outside the deciding majority that answers below {@code last} (late, refused, not holding)
+     * gets its counter raised too, without waiting, as after a grant: the counters then keep agreeing and
+     * the next grant needs no extra round trip. Raising never lowers a counter, so it is safe on any node.
+     */
+    private void raiseOthersLater(LockKeys keys, Round<FenceBlock> round, List<Reply<FenceBlock>> deciding, long last) {
+        for (int i = 0; i < nodes.size(); i++) {
+            QuorumNode node = nodes.get(i);
+            if (deciding.stream().anyMatch(reply -> reply.node() == node)) {
+                continue;
+            }
+            round.calls().get(i).whenComplete((block, error) -> {
+                if (block == null || block.last() < last) {
+                    node.server().raiseFence(keys, last);
+                }
+            });
+        }
     }
 
     private static <T> int count(List<Reply<T>> replies, Predicate<Reply<T>> condition) {
