@@ -26,8 +26,12 @@ final class AsyncOutcome {
     private AsyncOutcome() {
     }
 
+    /**
+     * @param register makes the handle of a granted lock
+     * @param delivered told once the caller has the handle (a loss found before then is reported now)
+     */
     static CompletableFuture<Optional<LockHandle>> of(Acquisition acquisition,
-            Function<HeldLock, LockHandle> register) {
+            Function<HeldLock, LockHandle> register, java.util.function.Consumer<HeldLock> delivered) {
         CompletableFuture<Optional<LockHandle>> outcome = new CompletableFuture<>();
         // cancelled, or completed by its holder (orTimeout, complete): stop waiting (a no-op once it ended)
         outcome.whenComplete((value, error) -> acquisition.cancel());
@@ -49,8 +53,11 @@ final class AsyncOutcome {
                 return;
             }
             deliver(() -> {
-                if (!outcome.complete(Optional.of(handle))) {
-                    handle.closeAsync();
+                if (outcome.complete(Optional.of(handle))) {
+                    delivered.accept(lock);
+                }
+                else {
+                    handle.closeAsync(); // nobody takes it: never reported lost either
                 }
             });
         });

@@ -48,6 +48,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     private final ScheduledThreadPoolExecutor scheduler;
 
+    private final StarterThreads schedulerThreads = new StarterThreads("leasehold-watchdog");
+
     private final LocalGates gates = new LocalGates();
 
     private final ReleaseSignals signals;
@@ -58,7 +60,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     private final LocalHandOff handOff;
 
-    private final Reentrancy reentrancy = new Reentrancy();
+    private final Reentrancy reentrancy;
 
     private final LeaseExtension leaseExtension;
 
@@ -73,11 +75,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         this.observer = observer != null ? new SafeLockObserver(observer) : new LockObserver() {
         };
         this.tokens = new LockTokens();
-        this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread thread = new Thread(runnable, "leasehold-watchdog");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.scheduler = new ScheduledThreadPoolExecutor(1, schedulerThreads);
         this.scheduler.setRemoveOnCancelPolicy(true);
         this.signals = new ReleaseSignals(server, scheduler, settings.subscriptionLinger());
         this.handOff = new LocalHandOff(server, settings, shutdown, this::chainLost);
@@ -85,6 +83,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         this.watchdog = new Watchdog(server, scheduler, settings.leaseTime(), settings.redisTimeout(), endings::lose,
                 this.observer);
         this.endings.watchedBy(watchdog);
+        this.reentrancy = new Reentrancy(endings::lose);
         this.watchdog.start();
         this.acquirer = new QueueHeadAcquirer(server, settings, tokens, signals, gates, handOff, this.observer, shutdown,
                 this::unclaimed);
@@ -184,7 +183,12 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
             // it ended at that moment: take what it got, and keep the flag
         }
         HeldLock lock = AsyncOutcome.now(acquisition.result());
-        return lock != null ? Optional.of(register(lock, true)) : Optional.empty();
+        if (lock == null) {
+            return Optional.empty();
+        }
+        LockHandle handle = register(lock, true);
+        endings.delivered(lock);
+        return Optional.of(handle);
     }
 
     private static Long fixedLease(Duration leaseTime) {
@@ -205,7 +209,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         }
         Acquisition acquisition = acquirer.start(LockKeys.of(settings.keyPrefix(), key), mode, waitTime.toNanos(),
                 fixedLease(leaseTime), null, null);
-        return AsyncOutcome.of(acquisition, lock -> register(lock, false));
+        return AsyncOutcome.of(acquisition, lock -> register(lock, false), endings::delivered);
     }
     @Override
     public void detachFromThread(LockHandle handle) {
@@ -350,8 +354,9 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         }
         endings.awaitReleasesInFlight();
         signals.close();
-        scheduler.shutdownNow();
+        // steps running now end their acquisitions ("shutting down"); waited for, so no thread outlives close()
         acquirer.close();
+        schedulerThreads.stop(scheduler, settings.redisTimeout(), true);
     }
 
     /** Whether {@link #close()} has begun. */

@@ -99,6 +99,15 @@ final class HeldLock {
     /** Whether a loss was reported for this lock (at most once). */
     final java.util.concurrent.atomic.AtomicBoolean lossReported = new java.util.concurrent.atomic.AtomicBoolean();
 
+    /**
+     * Whether a caller received this acquisition's handle. Only such locks are reported lost: a lock made for a
+     * hand-off still on its way, or granted to a wait cancelled meanwhile, was never anyone's.
+     */
+    volatile boolean delivered;
+
+    /** Why it was found lost before it was delivered: reported at delivery, if it gets there. */
+    volatile String undeliveredLoss;
+
     /** The holder that has this lock's Redis lease now: the end of its hand-off chain. */
     HeldLock latest() {
         HeldLock current = this;

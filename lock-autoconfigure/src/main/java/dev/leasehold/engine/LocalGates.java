@@ -3,6 +3,7 @@ package dev.leasehold.engine;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 
 import dev.leasehold.LockMode;
@@ -95,12 +96,14 @@ final class LocalGates {
 
         /** A waiter leaving: null once it is out of the queue, or the turn that reached it first. */
         Turn giveUp(Waiter waiter) {
-            if (waiter.turn.complete(null)) {
+            if (waiter.claim()) {
                 synchronized (this) {
                     waiting.remove(waiter);
                 }
+                waiter.turn.complete(null);
                 return null;
             }
+            // a hand-off or an exit claimed it first: its turn is complete a few instructions later
             return waiter.turn.join();
         }
 
@@ -108,6 +111,10 @@ final class LocalGates {
          * Hands an exclusive lock to the next waiter, if it can take one (the head of the queue only, so
          * the order stays first come first served): {@code successor} makes the lock for the waiter's thread.
          * True when a waiter took it, with the turn; false when the caller still has the turn.
+         * <p>
+         * The waiter is claimed before its lock is made: making it passes the releasing lock's turn on, which
+         * must only happen for a waiter that takes it (one that gave up at that moment is skipped, and the
+         * releasing lock keeps its turn to exit the gate with).
          */
         boolean handOff(BiFunction<Thread, LockMode, HeldLock> successor) {
             while (true) {
@@ -119,13 +126,11 @@ final class LocalGates {
                     }
                     waiting.poll();
                 }
-                HeldLock handed = successor.apply(next.thread, next.takeOverMode);
-                if (next.turn.complete(new Turn(handed))) {
+                if (next.claim()) {
+                    next.turn.complete(new Turn(successor.apply(next.thread, next.takeOverMode)));
                     return true;
                 }
-                // that waiter gave up at this moment: this lock never existed for anyone; the next waiter, if any
-                handed.state.set(HeldLock.State.RELEASED);
-                handed.gatePassedOn();
+                // that waiter gave up at this moment: the next one, if any
             }
         }
 
@@ -140,7 +145,8 @@ final class LocalGates {
                         return;
                     }
                 }
-                if (next.turn.complete(Turn.FREE)) {
+                if (next.claim()) {
+                    next.turn.complete(Turn.FREE);
                     return;
                 }
             }
@@ -155,7 +161,9 @@ final class LocalGates {
                         return;
                     }
                 }
-                next.turn.complete(Turn.FREE);
+                if (next.claim()) {
+                    next.turn.complete(Turn.FREE);
+                }
             }
         }
 
@@ -171,15 +179,22 @@ final class LocalGates {
 
     /**
      * A queued acquisition (its thread, or null when it is bound to none); its turn completes with the turn,
-     * or with null when it gave up first. Never completes exceptionally.
+     * or with null when it gave up first. Never completes exceptionally. Whoever {@link #claim() claims} it
+     * (the waiter giving up, or the one passing the turn to it) is the only one to complete its turn.
      */
-    record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Turn> turn) {
+    record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Turn> turn, AtomicBoolean claimed) {
 
         /** The turn of a waiter that found the gate free. */
-        static final Waiter FIRST = new Waiter(null, null, CompletableFuture.completedFuture(Turn.FREE));
+        static final Waiter FIRST = new Waiter(null, null, CompletableFuture.completedFuture(Turn.FREE),
+                new AtomicBoolean(true));
 
         Waiter(Thread thread, LockMode takeOverMode) {
-            this(thread, takeOverMode, new CompletableFuture<>());
+            this(thread, takeOverMode, new CompletableFuture<>(), new AtomicBoolean());
+        }
+
+        /** True for the first caller only: it decides how this waiter's wait ends. */
+        boolean claim() {
+            return claimed.compareAndSet(false, true);
         }
     }
 }

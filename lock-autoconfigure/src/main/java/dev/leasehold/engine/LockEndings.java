@@ -122,7 +122,23 @@ final class LockEndings {
         }
     }
 
+    /**
+     * A caller received the lock's handle: from now on a loss is reported to it, and one found before (while
+     * the handle was on its way) is reported now.
+     */
+    void delivered(HeldLock lock) {
+        lock.delivered = true;
+        String loss = lock.undeliveredLoss; // read after the write above: a loss found meanwhile is seen here or there
+        if (loss != null) {
+            reportLost(lock, loss);
+        }
+    }
+
     private void reportLost(HeldLock lock, String reason) {
+        lock.undeliveredLoss = reason;
+        if (!lock.delivered) {
+            return; // nobody has it (yet): told at delivery, if it is delivered
+        }
         if (!lock.lossReported.compareAndSet(false, true)) {
             return;
         }

@@ -73,6 +73,21 @@ public interface LockServer extends AutoCloseable {
     record FenceBlock(long first, long last, boolean othersQueued) {
     }
 
+    /**
+     * Takes back what an acquire may have granted when its caller did not learn the outcome (no reply in time,
+     * or it gave up while the acquire was on its way): a compare-and-delete of {@code token}, sent once the
+     * acquire's reply came or failed, so that it runs after whatever the acquire still does on the server.
+     * Nothing is sent when the acquire was refused for sure. A server of several nodes follows each node's own
+     * acquire (a release sent when the whole step answered could overtake a slow node's acquire).
+     */
+    default void takeBack(CompletableFuture<Grant> acquire, LockKeys keys, LockMode mode, String token) {
+        acquire.whenComplete((grant, error) -> {
+            if (!LockServerException.refusedForSure(grant, error)) {
+                release(keys, mode, token);
+            }
+        });
+    }
+
     /** Extends the lease if {@code token} still holds it; false when it does not (the lock is lost). */
     CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis);
 

@@ -32,6 +32,19 @@ public class LockServerException extends RuntimeException {
         this.kind = kind;
     }
 
+    /** Whether an acquire that answered {@code grant} or failed with {@code error} certainly granted nothing. */
+    public static boolean refusedForSure(Grant grant, Throwable error) {
+        if (grant != null) {
+            return !grant.granted();
+        }
+        Throwable cause = error;
+        while ((cause instanceof java.util.concurrent.CompletionException
+                || cause instanceof java.util.concurrent.ExecutionException) && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause instanceof LockServerException failure && failure.kind() == Kind.REFUSED;
+    }
+
     public Kind kind() {
         return kind;
     }

@@ -65,6 +65,8 @@ final class QueueHeadAcquirer implements AutoCloseable {
      */
     private final ScheduledThreadPoolExecutor timer;
 
+    private final StarterThreads timerThreads = new StarterThreads("leasehold-waits");
+
     QueueHeadAcquirer(LockServer server, LockEngineSettings settings, LockTokens tokens, ReleaseSignals signals,
             LocalGates gates, LocalHandOff handOff, LockObserver observer, CompletableFuture<Void> shutdown,
             Consumer<HeldLock> unclaimed) {
@@ -77,11 +79,7 @@ final class QueueHeadAcquirer implements AutoCloseable {
         this.observer = observer;
         this.shutdown = shutdown;
         this.unclaimed = unclaimed;
-        this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread thread = new Thread(runnable, "leasehold-waits");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.timer = new ScheduledThreadPoolExecutor(1, timerThreads);
         this.timer.setRemoveOnCancelPolicy(true);
         shutdown.thenRun(() -> live.forEach(Acquisition::wakeUp));
     }
@@ -126,14 +124,12 @@ final class QueueHeadAcquirer implements AutoCloseable {
 
     /** Takes back whatever the acquire may have granted, once its reply came (or failed). */
     void takeBackAfter(CompletableFuture<Grant> reply, LockKeys keys, LockMode mode, String token) {
-        reply.whenComplete((grant, error) -> {
-            boolean refusedForSure = grant != null ? !grant.granted()
-                    : unwrap(error) instanceof LockServerException failure
-                            && failure.kind() == LockServerException.Kind.REFUSED;
-            if (!refusedForSure) {
-                server.release(keys, mode, token);
-            }
-        });
+        try {
+            server.takeBack(reply, keys, mode, token);
+        }
+        catch (RuntimeException ex) {
+            // best effort: what it may have granted expires with its lease
+        }
     }
 
     /**
@@ -148,7 +144,7 @@ final class QueueHeadAcquirer implements AutoCloseable {
     public void close() {
         // steps already queued still run (each ends its acquisition: "shutting down"); wake-ups are dropped
         timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        timer.shutdown();
+        timerThreads.stop(timer, settings.redisTimeout(), false);
     }
 
     static LockAcquisitionException shuttingDown(String key) {

@@ -1,6 +1,7 @@
 package dev.leasehold.engine;
 
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockMode;
@@ -18,31 +19,60 @@ final class Reentrancy {
 
     private final ConcurrentHashMap<Owner, HeldLock> held = new ConcurrentHashMap<>();
 
-    /** The calling thread's acquisition of the key with one more hold, or null to acquire anew. */
+    /** Told when a re-entry finds the lease ran out before anyone noticed: the lock is lost. */
+    private final BiConsumer<HeldLock, String> leaseRanOut;
+
+    Reentrancy(BiConsumer<HeldLock, String> leaseRanOut) {
+        this.leaseRanOut = leaseRanOut;
+    }
+
+    /**
+     * The calling thread's acquisition of the key with one more hold, or null to acquire anew. Granted only
+     * while the lease is known good: once its local estimate ran out (renewals did not get through) another
+     * owner may hold the key already, even if the watchdog has not judged the renewal in flight yet.
+     */
     HeldLock join(String key, LockMode mode) {
         Owner owner = new Owner(Thread.currentThread(), key);
         HeldLock lock = held.get(owner);
         if (lock == null) {
             return null;
         }
+        boolean ranOut;
         synchronized (lock) {
             if (lock.holds.get() == 0) {
                 return null; // its last handle was closed just now, from another thread
             }
-            if (lock.state.get() == HeldLock.State.LOST) {
-                throw new LockAcquisitionException(key, "This thread's lock on '" + key
-                        + "' was lost (its lease ran out) and is not released yet; close its handle before locking again");
+            ranOut = lock.state.get() == HeldLock.State.HELD && !lock.isHeld();
+            if (!ranOut) {
+                join(lock, owner, key, mode);
+                return lock;
             }
-            if (mode != LockMode.READ && !lock.exclusive()) {
-                throw new IllegalStateException("This thread holds a READ lock on '" + key
-                        + "' and asked for " + mode + ": upgrading a read lock would deadlock; release it first");
-            }
-            lock.holds.incrementAndGet();
-            if (lock.threadBoundHolds.getAndIncrement() == 0) {
-                held.put(owner, lock); // every bound handle had been detached meanwhile
-            }
-            return lock;
         }
+        // outside the monitor: losing it tells listeners, who may do anything
+        leaseRanOut.accept(lock, lock.renewed
+                ? "its lease of " + lock.leaseMillis + " ms ran out before Redis confirmed a renewal"
+                : "its fixed lease of " + lock.leaseMillis + " ms ran out before it was released");
+        throw lost(key);
+    }
+
+    /** One more hold on a lock whose lease is good; called under the lock's monitor. */
+    private void join(HeldLock lock, Owner owner, String key, LockMode mode) {
+        if (lock.state.get() == HeldLock.State.LOST) {
+            throw lost(key);
+        }
+        if (mode != LockMode.READ && !lock.exclusive()) {
+            throw new IllegalStateException("This thread holds a READ lock on '" + key
+                    + "' and asked for " + mode + ": upgrading a read lock would deadlock; release it first");
+        }
+        lock.holds.incrementAndGet();
+        if (lock.threadBoundHolds.getAndIncrement() == 0) {
+            held.put(owner, lock); // every bound handle had been detached meanwhile
+        }
+    }
+
+    private static LockAcquisitionException lost(String key) {
+        return new LockAcquisitionException(key, "This thread's lock on '" + key
+                + "' was lost (its lease ran out) and is not released yet; close its handle before locking again");
     }
 
     /** A new acquisition by its owner thread. */

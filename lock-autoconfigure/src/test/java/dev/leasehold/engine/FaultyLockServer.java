@@ -16,6 +16,8 @@ final class FaultyLockServer extends ForwardingLockServer {
 
     private volatile boolean failSubscriptions;
 
+    private volatile boolean hangRenewals;
+
     private volatile long acquireDelayMillis;
 
     /** Acquire round trips sent, to count what waiting costs Redis. */
@@ -27,6 +29,11 @@ final class FaultyLockServer extends ForwardingLockServer {
 
     void failRenewals(boolean fail) {
         this.failRenewals = fail;
+    }
+
+    /** Renewal replies never come (a black-holed connection): the driver's own timeout ends each after 5 s. */
+    void hangRenewals(boolean hang) {
+        this.hangRenewals = hang;
     }
 
     void failSubscriptions(boolean fail) {
@@ -52,6 +59,9 @@ final class FaultyLockServer extends ForwardingLockServer {
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
         if (failRenewals) {
             return CompletableFuture.failedFuture(new java.io.IOException("renewal cut off by the test"));
+        }
+        if (hangRenewals) {
+            return new CompletableFuture<Boolean>().orTimeout(5, TimeUnit.SECONDS);
         }
         return real.renew(keys, mode, token, leaseMillis);
     }

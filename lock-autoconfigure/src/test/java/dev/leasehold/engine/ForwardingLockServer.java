@@ -21,6 +21,11 @@ abstract class ForwardingLockServer implements LockServer {
     }
 
     @Override
+    public void takeBack(CompletableFuture<Grant> acquire, LockKeys keys, LockMode mode, String token) {
+        real.takeBack(acquire, keys, mode, token);
+    }
+
+    @Override
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
         return real.renew(keys, mode, token, leaseMillis);
     }

@@ -114,6 +114,65 @@ class ReplicaAckTest {
         handle.close();
     }
 
+    /**
+     * Issue 19, defect 2: local hand-offs reserve fencing tokens every 50 ms, which renews the lease; that write
+     * went without WAIT and counted as a confirmed renewal, so with the replica paused sections kept starting with
+     * isHeld() true for 6.2 s on a 1.5 s lease, and no loss was reported. Every write that extends a lease goes
+     * through acknowledgement: no section starts as held later than one lease after the replica stopped answering.
+     */
+    @Test
+    void handOffsDoNotExtendALeaseThatNoReplicaAcknowledged() throws Exception {
+        long leaseMillis = 1500;
+        DefaultLockEngine engine = engine(1, EngineFixture.fastSettings().withLeaseTime(Duration.ofMillis(leaseMillis)));
+        engine.lock("hot", Duration.ofSeconds(5)).close();
+        java.util.concurrent.atomic.AtomicLong pausedAt = new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
+        java.util.concurrent.atomic.AtomicLong lastHeldStart = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicInteger sections = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger refusedAfterPause = new java.util.concurrent.atomic.AtomicInteger();
+        long endAt = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(8);
+        Runnable worker = () -> {
+            while (System.nanoTime() < endAt) {
+                try {
+                    Optional<LockHandle> handle = engine.tryLock("hot", Duration.ofMillis(300), null);
+                    if (handle.isEmpty()) {
+                        continue;
+                    }
+                    try (LockHandle held = handle.get()) {
+                        long startedAt = System.nanoTime();
+                        if (held.isHeld()) {
+                            lastHeldStart.accumulateAndGet(startedAt, Math::max);
+                            sections.incrementAndGet();
+                        }
+                        Thread.sleep(60); // the critical section's work: a hand-off every 60 ms reserves tokens (over 50 ms)
+                    }
+                }
+                catch (LockAcquisitionException notAcknowledged) {
+                    // once the replica is paused: grants through Redis are not acknowledged, and callers are told
+                    if (System.nanoTime() > pausedAt.get()
+                            && notAcknowledged.getMessage().contains("leasehold.replica-ack.replicas")) {
+                        refusedAfterPause.incrementAndGet();
+                    }
+                }
+                catch (InterruptedException ex) {
+                    return;
+                }
+            }
+        };
+        List<Thread> threads = List.of(new Thread(worker), new Thread(worker));
+        threads.forEach(Thread::start);
+        Await.until(Duration.ofSeconds(5), "sections run", () -> sections.get() > 10);
+        replica.pause();
+        pausedAt.set(System.nanoTime());
+        for (Thread thread : threads) {
+            thread.join(20_000);
+        }
+        long heldAfterPauseMillis = (lastHeldStart.get() - pausedAt.get()) / 1_000_000;
+        // the last acknowledged write came before the pause: nothing may start as held past one lease after it
+        assertThat(heldAfterPauseMillis).as("last section that started as held, ms after the replica paused")
+            .isLessThan(leaseMillis + 200);
+        assertThat(refusedAfterPause.get()).as("callers told that no replica acknowledged").isPositive();
+    }
+
     /** Prints what acknowledgement costs per lock and unlock here: medians over alternating rounds, after warm-up. */
     @Test
     void addedLatencyIsAboutOneReplicationRoundTrip() {

@@ -13,6 +13,7 @@ import java.util.function.Predicate;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.Grant;
+import dev.leasehold.engine.StarterThreads;
 import dev.leasehold.engine.KeyState;
 import dev.leasehold.engine.LockKeys;
 import dev.leasehold.engine.LockServer;
@@ -66,6 +67,8 @@ public class QuorumLockServer implements LockServer {
 
     private final ScheduledExecutorService prober;
 
+    private final StarterThreads proberThreads = new StarterThreads("leasehold-quorum-probe");
+
     private final List<AutoCloseable> closeAfterNodes = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
@@ -88,11 +91,7 @@ public class QuorumLockServer implements LockServer {
         // answer a little before the engine's own bound on the call, so it sees our verdict, not a timeout
         this.stepTimeoutNanos = timeout - Math.min(TimeUnit.MILLISECONDS.toNanos(100), timeout / 5);
         this.longestLeaseMillis = new AtomicLong(leaseTime.toMillis());
-        this.prober = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "leasehold-quorum-probe");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.prober = Executors.newSingleThreadScheduledExecutor(proberThreads);
         List<CompletableFuture<Void>> first = new ArrayList<>();
         for (QuorumNode node : this.nodes) {
             node.configure(longestLeaseMillis::get, redisTimeout);
@@ -145,7 +144,7 @@ public class QuorumLockServer implements LockServer {
                 stepTimeoutNanos,
                 replies -> count(replies, QuorumLockServer::grantedHere) >= majority
                         || replies.size() - count(replies, QuorumLockServer::grantedHere) > nodes.size() - majority);
-        return round.outcome().thenCompose(replies -> {
+        return QuorumAcquire.of(round, round.outcome().thenCompose(replies -> {
             replies.forEach(reply -> {
                 if (reply.ok()) {
                     if (reply.value().granted()) {
@@ -177,7 +176,18 @@ public class QuorumLockServer implements LockServer {
                 }
                 return valid(round, keys, mode, token, leaseMillis, startedAt, fence);
             });
-        });
+        }));
+    }
+
+    /** Each node's take-back follows that node's own acquire ({@link #releaseEverywhere}). */
+    @Override
+    public void takeBack(CompletableFuture<Grant> acquire, LockKeys keys, LockMode mode, String token) {
+        if (acquire instanceof QuorumAcquire own) {
+            releaseEverywhere(own.round, keys, mode, token);
+        }
+        else {
+            LockServer.super.takeBack(acquire, keys, mode, token);
+        }
     }
 
     private static boolean grantedHere(Reply<Grant> reply) {
@@ -434,7 +444,7 @@ public class QuorumLockServer implements LockServer {
 
     @Override
     public void close() {
-        prober.shutdownNow();
+        proberThreads.stop(prober, Duration.ofSeconds(5), true);
         for (QuorumNode node : nodes) {
             try {
                 node.close();

@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 
+import dev.leasehold.engine.StarterThreads;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
@@ -45,11 +46,9 @@ final class AcknowledgedWrites implements AutoCloseable {
 
     private final ReentrantLock connectLock = new ReentrantLock();
 
-    private final ExecutorService connector = Executors.newSingleThreadExecutor(runnable -> {
-        Thread thread = new Thread(runnable, "leasehold-replica-ack-connect");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private final StarterThreads connectorThreads = new StarterThreads("leasehold-replica-ack-connect");
+
+    private final ExecutorService connector = Executors.newSingleThreadExecutor(connectorThreads);
 
     private volatile StatefulConnection<byte[], byte[]> connection;
 
@@ -159,7 +158,7 @@ final class AcknowledgedWrites implements AutoCloseable {
 
     @Override
     public void close() {
-        connector.shutdownNow();
+        connectorThreads.stop(connector, timeout.plusSeconds(5), true);
         StatefulConnection<byte[], byte[]> current = connection;
         connection = null;
         if (current != null) {

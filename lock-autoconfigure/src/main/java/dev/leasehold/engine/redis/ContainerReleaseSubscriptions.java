@@ -1,6 +1,7 @@
 package dev.leasehold.engine.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,6 +14,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 import dev.leasehold.engine.LockServerException;
+import dev.leasehold.engine.StarterThreads;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -87,14 +89,12 @@ final class ContainerReleaseSubscriptions {
 
     private volatile boolean closed;
 
+    private final StarterThreads starterThreads = new StarterThreads("leasehold-subscriptions");
+
     ContainerReleaseSubscriptions(RedisConnectionFactory connectionFactory, String keyPrefix) {
         this.connectionFactory = connectionFactory;
         this.pattern = new PatternTopic(keyPrefix + "*");
-        this.starter = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread result = new Thread(runnable, "leasehold-subscriptions");
-            result.setDaemon(true);
-            return result;
-        });
+        this.starter = Executors.newSingleThreadScheduledExecutor(starterThreads);
     }
 
     void onRelease(Consumer<String> listener) {
@@ -214,7 +214,7 @@ final class ContainerReleaseSubscriptions {
 
     void close() {
         closed = true;
-        starter.shutdownNow(); // a start not begun yet never begins
+        starterThreads.stop(starter, Duration.ofSeconds(5), true); // a start not begun yet never begins
         Container current = container;
         if (current != null) {
             try {

@@ -155,11 +155,21 @@ public class LettuceLockServer implements LockServer {
         byte[][] scriptKeys = keys(keys.lock(), keys.fence(), keys.queue(), keys.queueExpiry());
         byte[][] args = { bytes(token), bytes(leaseMillis), bytes(FairQueue.FENCE_BLOCK),
                 countingFence ? COUNTING_FENCE : CLOCK_FENCE };
-        CompletableFuture<List<Object>> reply = acknowledged == null
-                ? eval(LockScript.RESERVE_FENCES, ScriptOutputType.MULTI, scriptKeys, args)
-                : acknowledged.<List<Object>>eval(LockScript.RESERVE_FENCES, ScriptOutputType.MULTI, scriptKeys, args)
-                    .exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
-        return reply.thenApply(ScriptReplies::toFenceBlock);
+        if (acknowledged == null) {
+            CompletableFuture<List<Object>> reply = eval(LockScript.RESERVE_FENCES, ScriptOutputType.MULTI, scriptKeys, args);
+            return reply.thenApply(ScriptReplies::toFenceBlock);
+        }
+        // it renews the lease, so it counts only once acknowledged, like a renewal: a block that was not is
+        // no confirmation of the lease (the hand-off then gives the key back and goes through Redis)
+        CompletableFuture<AcknowledgedWrites.Reply<List<Object>>> reply = acknowledged
+            .evalAcknowledged(LockScript.RESERVE_FENCES, ScriptOutputType.MULTI, scriptKeys, args);
+        return reply.exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex))).thenApply(acked -> {
+            FenceBlock block = ScriptReplies.toFenceBlock(acked.value());
+            if (block != null && acked.acknowledgements() < acknowledged.replicas()) {
+                throw notAcknowledged("token reservation (which renews the lease)", acked.acknowledgements());
+            }
+            return block;
+        });
     }
 
     private byte[] queueMode() {
@@ -294,8 +304,15 @@ public class LettuceLockServer implements LockServer {
         }
         LettuceConnection connection = dataConnection;
         if (connection == null || connection.isClosed()) {
-            // a lock, not synchronized: connecting is I/O and must not pin a virtual thread
-            connectionLock.lock();
+            // a lock, not synchronized: connecting is I/O and must not pin a virtual thread; interruptible, so
+            // that closing the engine can stop a step waiting here
+            try {
+                connectionLock.lockInterruptibly();
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new LockServerException(LockServerException.Kind.UNAVAILABLE, "interrupted while connecting", ex);
+            }
             try {
                 connection = dataConnection;
                 if (connection == null || connection.isClosed()) {

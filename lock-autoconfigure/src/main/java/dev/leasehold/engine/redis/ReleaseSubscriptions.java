@@ -1,6 +1,7 @@
 package dev.leasehold.engine.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -9,6 +10,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import dev.leasehold.engine.LockServerException;
+import dev.leasehold.engine.StarterThreads;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
@@ -65,15 +67,13 @@ final class ReleaseSubscriptions {
 
     private volatile boolean closed;
 
+    private final StarterThreads threads = new StarterThreads("leasehold-subscriptions");
+
     ReleaseSubscriptions(LettuceConnectionFactory connectionFactory, String keyPrefix) {
         this.connectionFactory = connectionFactory;
         // keeps the connection subscribed (and so watched) between waits
         this.keepAliveChannel = LettuceLockServer.bytes(keyPrefix + "leasehold:subscription");
-        this.thread = Executors.newSingleThreadExecutor(runnable -> {
-            Thread result = new Thread(runnable, "leasehold-subscriptions");
-            result.setDaemon(true);
-            return result;
-        });
+        this.thread = Executors.newSingleThreadExecutor(threads);
     }
 
     void onRelease(Consumer<String> listener) {
@@ -178,7 +178,7 @@ final class ReleaseSubscriptions {
         catch (Exception ex) {
             logger.debug("Closing the subscription connection failed", ex);
         }
-        thread.shutdownNow();
+        threads.stop(thread, Duration.ofSeconds(5), true);
     }
 
     private void deliver(byte[] channel) {

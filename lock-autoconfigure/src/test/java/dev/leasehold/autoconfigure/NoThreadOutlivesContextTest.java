@@ -1,0 +1,78 @@
+package dev.leasehold.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.stream.Collectors;
+
+import dev.leasehold.LockHandle;
+import dev.leasehold.LockService;
+import dev.leasehold.engine.Await;
+import dev.leasehold.engine.DefaultLockEngine;
+import dev.leasehold.test.redis.RedisServerExtension;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The contract's shutdown rule: no thread of the starter outlives the application context. Checked the moment
+ * {@code close()} returns, not some time later, after every kind of wait the engine has was in use.
+ */
+@Timeout(60)
+class NoThreadOutlivesContextTest {
+
+    @RegisterExtension
+    static RedisServerExtension redis = new RedisServerExtension();
+
+    private static List<String> leaseholdThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+            .filter(thread -> thread.isAlive() && thread.getName().startsWith("leasehold-"))
+            .map(Thread::getName)
+            .sorted()
+            .collect(Collectors.toList());
+    }
+
+    @ParameterizedTest(name = "client {0}")
+    @ValueSource(strings = { "lettuce", "jedis" })
+    void noLeaseholdThreadIsAliveOnceTheContextClosed(String client) {
+        Await.until(Duration.ofSeconds(10), "threads of earlier tests are gone", () -> leaseholdThreads().isEmpty());
+        List<CompletionStage<Optional<LockHandle>>> asyncWaits = new ArrayList<>();
+        new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LeaseholdAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
+                    "spring.data.redis.port=" + redis.server().port(), "spring.data.redis.client-type=" + client,
+                    "leasehold.key-prefix=threads-" + client + ":")
+            .run(context -> {
+                LockService locks = context.getBean(LockService.class);
+                DefaultLockEngine engine = context.getBean(DefaultLockEngine.class);
+                // every kind of wait: asynchronous ones (steps on the engine's wait thread) on a key held here
+                // and on one held by another client, a blocking one, and a lock released with waiters queued
+                LockHandle held = locks.lock("held", Duration.ZERO);
+                redis.server().command("SET", "threads-" + client + ":{elsewhere}", "another-client", "PX", "30000");
+                for (int i = 0; i < 20; i++) {
+                    asyncWaits.add(locks.tryLockAsync(i % 2 == 0 ? "held" : "elsewhere", Duration.ofSeconds(20), null));
+                }
+                CompletableFuture<Optional<LockHandle>> blocking = CompletableFuture
+                    .supplyAsync(() -> locks.tryLock("elsewhere", Duration.ofSeconds(20), null));
+                Await.until(Duration.ofSeconds(5), "the waiters wait", () -> engine.waitingCount() >= 1);
+                try (LockHandle passing = locks.tryLockAsync("passing", Duration.ofSeconds(1), null)
+                    .toCompletableFuture().join().orElseThrow()) {
+                    assertThat(passing.isHeld()).isTrue();
+                }
+                asyncWaits.get(0).toCompletableFuture().cancel(false);
+                assertThat(blocking).isNotDone();
+                assertThat(held.isHeld()).isTrue();
+            });
+        assertThat(leaseholdThreads()).as("Leasehold threads alive right after the context closed").isEmpty();
+    }
+}
