@@ -4,7 +4,7 @@ import java.util.List;
 
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.HeldLockInfo;
-import dev.leasehold.engine.KeyState;
+import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.quorum.QuorumLockServer;
 import dev.leasehold.engine.quorum.QuorumNodeHealth;

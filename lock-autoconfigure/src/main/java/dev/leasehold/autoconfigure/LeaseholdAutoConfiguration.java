@@ -6,7 +6,7 @@ import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.LockEngine;
 import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.LockObserver;
-import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.redis.LettuceLockServer;
 import dev.leasehold.engine.redis.RedisTemplateLockServer;
 import dev.leasehold.metrics.LockMetrics;
@@ -40,8 +40,7 @@ public class LeaseholdAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     LockEngineSettings leaseholdLockEngineSettings(LeaseholdProperties properties) {
-        return new LockEngineSettings(properties.getKeyPrefix(), properties.getLeaseTime(),
-                properties.getRedisTimeout(), properties.getSubscriptionLinger());
+        return properties.engineSettings();
     }
 
     private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
@@ -61,14 +60,14 @@ public class LeaseholdAutoConfiguration {
                     + "leasehold.replica-ack.timeout positive, were " + ack.getReplicas() + " and " + ack.getTimeout());
         }
         if (LETTUCE_PRESENT && LettuceServer.isLettuce(connectionFactory)) {
-            return LettuceServer.create(connectionFactory, settings.keyPrefix(), ack);
+            return LettuceServer.create(connectionFactory, settings, ack);
         }
         if (ack.getReplicas() > 0) {
             throw new IllegalStateException("leasehold.replica-ack.replicas=" + ack.getReplicas() + " needs the Lettuce "
                     + "client (Spring Boot's default); the " + connectionFactory.getClass().getSimpleName()
                     + " does not support replica acknowledgement yet");
         }
-        return new RedisTemplateLockServer(connectionFactory, settings.keyPrefix());
+        return new RedisTemplateLockServer(connectionFactory, settings.keyPrefix()).fairQueue(settings.fairQueue());
     }
 
     /** Only loaded when Lettuce is on the classpath (a Jedis application may exclude it). */
@@ -78,10 +77,10 @@ public class LeaseholdAutoConfiguration {
             return connectionFactory instanceof LettuceConnectionFactory;
         }
 
-        static LockServer create(RedisConnectionFactory connectionFactory, String keyPrefix,
+        static LockServer create(RedisConnectionFactory connectionFactory, LockEngineSettings settings,
                 LeaseholdProperties.ReplicaAck ack) {
-            return new LettuceLockServer((LettuceConnectionFactory) connectionFactory, keyPrefix, ack.getReplicas(),
-                    ack.getTimeout());
+            return new LettuceLockServer((LettuceConnectionFactory) connectionFactory, settings.keyPrefix(),
+                    ack.getReplicas(), ack.getTimeout()).fairQueue(settings.fairQueue());
         }
     }
 

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.leasehold.engine.LockEngineSettings;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -60,6 +62,10 @@ public class LeaseholdProperties {
     private final Quorum quorum = new Quorum();
 
     private final ReplicaAck replicaAck = new ReplicaAck();
+
+    private final FairQueue fairQueue = new FairQueue();
+
+    private final HandOff handOff = new HandOff();
 
     public boolean isEnabled() {
         return enabled;
@@ -190,6 +196,125 @@ public class LeaseholdProperties {
 
         public void setClockDriftFactor(double clockDriftFactor) {
             this.clockDriftFactor = clockDriftFactor;
+        }
+    }
+
+    public FairQueue getFairQueue() {
+        return fairQueue;
+    }
+
+    /** The engine's settings from these properties, validated (an invalid value fails startup, naming it). */
+    LockEngineSettings engineSettings() {
+        return new LockEngineSettings(keyPrefix, leaseTime, redisTimeout, subscriptionLinger, engineFairQueue(),
+                new LockEngineSettings.HandOff(handOff.getMaxTurn(), handOff.getTurnCheck()));
+    }
+
+    /** The fair queue's timing and the token block size, as the lock servers take them. */
+    dev.leasehold.engine.server.FairQueue engineFairQueue() {
+        return new dev.leasehold.engine.server.FairQueue(fairQueue.getEntryTimeout(), fairQueue.getClaimTimeout(),
+                fairQueue.getRefreshInterval(), handOff.getTokenBlock());
+    }
+
+    public HandOff getHandOff() {
+        return handOff;
+    }
+
+    /**
+     * The fair queue that waiting instances form in Redis, one entry per instance and key. The defaults suit
+     * most applications; shorter timeouts let a crashed instance's place go sooner, at the cost of more refreshes.
+     */
+    public static class FairQueue {
+
+        /**
+         * How long an instance's queue entry lasts without a refresh: a crashed or departed instance delays the
+         * queue at most this long. At least twice the refresh interval.
+         */
+        private Duration entryTimeout = Duration.ofSeconds(3);
+
+        /**
+         * How long a release's grant to the queue's head waits to be claimed before it lapses and goes to the
+         * next. At least twice the refresh interval.
+         */
+        private Duration claimTimeout = Duration.ofSeconds(3);
+
+        /**
+         * The longest a queued instance goes without trying (and so refreshing its entry and claiming a grant
+         * whose wake-up message was lost).
+         */
+        private Duration refreshInterval = Duration.ofSeconds(1);
+
+        public Duration getEntryTimeout() {
+            return entryTimeout;
+        }
+
+        public void setEntryTimeout(Duration entryTimeout) {
+            this.entryTimeout = entryTimeout;
+        }
+
+        public Duration getClaimTimeout() {
+            return claimTimeout;
+        }
+
+        public void setClaimTimeout(Duration claimTimeout) {
+            this.claimTimeout = claimTimeout;
+        }
+
+        public Duration getRefreshInterval() {
+            return refreshInterval;
+        }
+
+        public void setRefreshInterval(Duration refreshInterval) {
+            this.refreshInterval = refreshInterval;
+        }
+    }
+
+    /**
+     * Local hand-off: a thread releasing an exclusive watchdog lock while another thread of the same JVM waits
+     * for the key passes the lock to it without a Redis round trip; every hand-off still gets its own, higher
+     * fencing token.
+     */
+    public static class HandOff {
+
+        /**
+         * Fencing tokens an exclusive grant reserves for hand-offs; one round trip reserves the next block when
+         * these are used up. Larger blocks mean fewer round trips on a hot key, and larger gaps between tokens.
+         */
+        private int tokenBlock = 16;
+
+        /**
+         * Hand-offs in one turn before the key goes back through Redis, so that other instances get their chance;
+         * 0 turns local hand-off off (every release then goes through Redis).
+         */
+        private int maxTurn = 64;
+
+        /**
+         * How long a turn hands off without asking Redis whether other instances queue for the key: with long
+         * critical sections, a waiting instance then waits about one section, not a whole turn.
+         */
+        private Duration turnCheck = Duration.ofMillis(50);
+
+        public int getTokenBlock() {
+            return tokenBlock;
+        }
+
+        public void setTokenBlock(int tokenBlock) {
+            this.tokenBlock = tokenBlock;
+        }
+
+        public int getMaxTurn() {
+            return maxTurn;
+        }
+
+        public void setMaxTurn(int maxTurn) {
+            this.maxTurn = maxTurn;
+        }
+
+        public Duration getTurnCheck() {
+            return turnCheck;
+        }
+
+        public void setTurnCheck(Duration turnCheck) {
+            this.turnCheck = turnCheck;
         }
     }
 }

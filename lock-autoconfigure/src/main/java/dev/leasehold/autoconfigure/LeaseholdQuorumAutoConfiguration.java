@@ -3,7 +3,7 @@ package dev.leasehold.autoconfigure;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.quorum.QuorumLockServer;
 import dev.leasehold.engine.quorum.QuorumNode;
 import dev.leasehold.engine.quorum.QuorumNodes;
@@ -90,7 +90,8 @@ public class LeaseholdQuorumAutoConfiguration {
                 nodes.add(new QuorumNode(QuorumNodes.name(uri), factory, properties.getKeyPrefix(), true));
             }
             return new QuorumLockServer(nodes, properties.getRedisTimeout(), properties.getLeaseTime(), drift)
-                .closing(() -> resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS));
+                .closing(() -> resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS))
+                .fairQueue(properties.engineFairQueue());
         }
         catch (RuntimeException ex) {
             nodes.forEach(QuorumNode::close);

@@ -1,8 +1,6 @@
 package dev.leasehold.engine;
 
-import java.lang.ref.Cleaner;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -10,61 +8,61 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
+import dev.leasehold.engine.holding.DefaultLockHandle;
+import dev.leasehold.engine.holding.Holdings;
+import dev.leasehold.engine.key.HandOffRules;
+import dev.leasehold.engine.key.HeldLock;
+import dev.leasehold.engine.key.KeyLines;
+import dev.leasehold.engine.server.KeyState;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.support.LockTokens;
+import dev.leasehold.engine.support.StarterThreads;
+import dev.leasehold.engine.waiting.Acquisitions;
 
 /**
- * The lock engine: local queueing, re-entrancy, waiting on release messages, the watchdog, and the
- * rules every call keeps (bounded Redis calls, no lock left behind by a lost reply), over one
- * {@link LockServer} that runs the per-server steps.
- * <p>
- * Ownership is a random token per acquisition. Re-entrancy is per thread: a thread that holds a key
- * and locks it again gets a handle on the same acquisition (same fencing token); the lock is released
- * when the last of its handles is closed, from whichever thread.
+ * The lock engine's facade: argument checks and the rules every call keeps, over its rooms, each in a package of
+ * its own, imports running one way (down this list):
+ * <ul>
+ * <li>waiting ({@link Acquisitions}): an acquisition's chain of non-blocking steps, its turn in the key's line,
+ * the Redis loop, release messages;</li>
+ * <li>holding ({@link Holdings}): held locks and their handles, re-entrancy, the watchdog, lease extension,
+ * taking over a lock handed off locally, and how a lock ends;</li>
+ * <li>the key ({@link dev.leasehold.engine.key.KeyLine}): the one state machine of each key inside this JVM,
+ * which waiting and holding talk to instead of to each other;</li>
+ * <li>the server seam ({@link LockServer}) with its implementations, {@code redis} and {@code quorum}.</li>
+ * </ul>
+ * Ownership is a random token per acquisition. Re-entrancy is per thread: a thread that holds a key and locks it
+ * again gets a handle on the same acquisition (same fencing token); the lock is released when the last of its
+ * handles is closed, from whichever thread.
  */
 public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     /** Longest logical key accepted, in characters. */
-    public static final int MAX_KEY_LENGTH = 1000;
-
-    private static final Log logger = LogFactory.getLog(DefaultLockEngine.class);
-
-    private static final Cleaner CLEANER = Cleaner.create();
-
-    private static final CompletableFuture<Void> RELEASED = CompletableFuture.completedFuture(null);
+    public static final int MAX_KEY_LENGTH = LockArguments.MAX_KEY_LENGTH;
 
     private final LockServer server;
 
     private final LockEngineSettings settings;
 
-    private final LockTokens tokens;
-
-    private final LockObserver observer;
-
-    private final ScheduledThreadPoolExecutor scheduler;
+    private final LockTokens tokens = new LockTokens();
 
     private final StarterThreads schedulerThreads = new StarterThreads("leasehold-watchdog");
 
-    private final LocalGates gates = new LocalGates();
+    private final ScheduledThreadPoolExecutor scheduler;
 
-    private final ReleaseSignals signals;
+    private final KeyLines lines;
 
-    private final Watchdog watchdog;
+    private final Holdings holdings;
 
-    private final QueueHeadAcquirer acquirer;
-
-    private final LocalHandOff handOff;
-
-    private final Reentrancy reentrancy;
-
-    private final LeaseExtension leaseExtension;
-
-    private final LockEndings endings;
+    private final Acquisitions acquisitions;
 
     /** Completes when shutdown begins: waiters give up at once. */
     private final CompletableFuture<Void> shutdown = new CompletableFuture<>();
@@ -72,22 +70,14 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     public DefaultLockEngine(LockServer server, LockEngineSettings settings, LockObserver observer) {
         this.server = Objects.requireNonNull(server, "server");
         this.settings = Objects.requireNonNull(settings, "settings");
-        this.observer = observer != null ? new SafeLockObserver(observer) : new LockObserver() {
+        LockObserver safeObserver = observer != null ? new SafeLockObserver(observer) : new LockObserver() {
         };
-        this.tokens = new LockTokens();
         this.scheduler = new ScheduledThreadPoolExecutor(1, schedulerThreads);
         this.scheduler.setRemoveOnCancelPolicy(true);
-        this.signals = new ReleaseSignals(server, scheduler, settings.subscriptionLinger());
-        this.handOff = new LocalHandOff(server, settings, shutdown, this::chainLost);
-        this.endings = new LockEndings(server, settings, this.observer, handOff);
-        this.watchdog = new Watchdog(server, scheduler, settings.leaseTime(), settings.redisTimeout(), endings::lose,
-                this.observer);
-        this.endings.watchedBy(watchdog);
-        this.reentrancy = new Reentrancy(endings::lose);
-        this.watchdog.start();
-        this.acquirer = new QueueHeadAcquirer(server, settings, tokens, signals, gates, handOff, this.observer, shutdown,
-                this::unclaimed);
-        this.leaseExtension = new LeaseExtension(server, settings.redisTimeout(), watchdog, endings::lose);
+        this.lines = new KeyLines(new HandOffRules(settings.handOff().maxTurn(), settings.handOff().turnCheck(),
+                settings.redisTimeout()));
+        this.holdings = new Holdings(server, settings, safeObserver, lines, scheduler);
+        this.acquisitions = new Acquisitions(server, settings, tokens, lines, holdings, safeObserver, shutdown);
     }
 
     @Override
@@ -123,7 +113,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     }
 
     /** A read-only step on one key, bounded by {@code leasehold.redis-timeout}. */
-    private <T> T query(String key, String doing, java.util.function.Function<LockKeys, CompletableFuture<T>> step) {
+    private <T> T query(String key, String doing, Function<LockKeys, CompletableFuture<T>> step) {
         LockKeys keys = LockKeys.of(settings.keyPrefix(), LockArguments.validKey(key));
         try {
             return step.apply(keys).get(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
@@ -137,8 +127,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
                     + settings.redisTimeout() + ")", ex);
         }
         catch (Exception ex) {
-            throw new IllegalStateException("Could not " + doing + ": " + QueueHeadAcquirer.describe(ex),
-                    QueueHeadAcquirer.unwrap(ex));
+            throw new IllegalStateException("Could not " + doing + ": " + LockServerException.describe(ex),
+                    LockServerException.unwrap(ex));
         }
     }
 
@@ -146,48 +136,19 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     public Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime) {
         LockArguments.check(key, mode, waitTime, leaseTime);
         if (shutdown.isDone()) {
-            throw QueueHeadAcquirer.shuttingDown(key);
+            throw shuttingDown(key);
         }
-        HeldLock reentered = reentrancy.join(key, mode);
+        LockHandle reentered = holdings.reenter(key, mode);
         if (reentered != null) {
-            return Optional.of(newHandle(reentered));
+            return Optional.of(reentered);
         }
-        return acquire(LockKeys.of(settings.keyPrefix(), key), mode, waitTime, leaseTime);
-    }
-
-    /** A lock granted to an acquisition cancelled at that moment: released as if its handle were closed. */
-    private void unclaimed(HeldLock lock) {
-        endings.release(lock, lock.state.getAndSet(HeldLock.State.RELEASED));
-    }
-
-    private void chainLost(HeldLock lock, String reason) {
-        endings.reportChainLost(lock, reason);
-    }
-
-    /** Waits for an {@link Acquisition}: the blocking form of {@link #tryLockAsync}, bound to the calling thread. */
-    private Optional<LockHandle> acquire(LockKeys keys, LockMode mode, Duration waitTime, Duration leaseTime) {
-        CallerThreadSteps steps = new CallerThreadSteps();
-        Acquisition acquisition = acquirer.start(keys, mode, waitTime.toNanos(), fixedLease(leaseTime),
-                Thread.currentThread(), steps);
-        try {
-            steps.runUntilDone(acquisition.result());
-        }
-        catch (InterruptedException ex) {
-            boolean cancelled = acquisition.cancel();
-            steps.finish(acquisition); // gives back its turn and its place in Redis before this thread leaves
-            Thread.currentThread().interrupt();
-            if (cancelled) {
-                throw new LockAcquisitionException(keys.logicalKey(), "Interrupted while waiting for '"
-                        + keys.logicalKey() + "'", ex);
-            }
-            // it ended at that moment: take what it got, and keep the flag
-        }
-        HeldLock lock = AsyncOutcome.now(acquisition.result());
+        HeldLock lock = acquisitions.acquire(LockKeys.of(settings.keyPrefix(), key), mode, waitTime.toNanos(),
+                fixedLease(leaseTime));
         if (lock == null) {
             return Optional.empty();
         }
         LockHandle handle = register(lock, true);
-        endings.delivered(lock);
+        holdings.delivered(lock);
         return Optional.of(handle);
     }
 
@@ -205,12 +166,12 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
             Duration leaseTime) {
         LockArguments.check(key, mode, waitTime, leaseTime);
         if (shutdown.isDone()) {
-            return CompletableFuture.failedFuture(QueueHeadAcquirer.shuttingDown(key));
+            return CompletableFuture.failedFuture(shuttingDown(key));
         }
-        Acquisition acquisition = acquirer.start(LockKeys.of(settings.keyPrefix(), key), mode, waitTime.toNanos(),
-                fixedLease(leaseTime), null, null);
-        return AsyncOutcome.of(acquisition, lock -> register(lock, false), endings::delivered);
+        return acquisitions.acquireAsync(LockKeys.of(settings.keyPrefix(), key), mode, waitTime.toNanos(),
+                fixedLease(leaseTime), lock -> register(lock, false));
     }
+
     @Override
     public void detachFromThread(LockHandle handle) {
         if (handle instanceof DefaultLockHandle own) {
@@ -218,47 +179,15 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         }
     }
 
-    /** A handle stopped tying the lock to its thread: the last one ends re-entrancy for that thread. */
-    void unbind(HeldLock lock) {
-        reentrancy.unbind(lock);
-    }
-
     /** @param threadBound whether it is re-entrant for its owner thread (false: taken asynchronously) */
     private LockHandle register(HeldLock lock, boolean threadBound) {
-        DefaultLockHandle handle = newHandle(lock);
-        // before the watchdog sees the lock: a lease found lost at once is reported through view(), which needs it
-        lock.outermostRelease = handle.release();
-        if (threadBound) {
-            reentrancy.bind(lock);
-        }
-        else {
-            lock.threadBoundHolds.set(0);
-            handle.release().unbound();
-        }
-        endings.active.add(lock);
-        watchdog.watch(lock);
+        DefaultLockHandle handle = holdings.register(lock, threadBound);
         if (shutdown.isDone()) {
             // granted while shutdown began: release rather than leave it to its lease
             handle.close();
-            throw QueueHeadAcquirer.shuttingDown(lock.key());
+            throw shuttingDown(lock.key());
         }
         return handle;
-    }
-
-    private DefaultLockHandle newHandle(HeldLock lock) {
-        DefaultLockHandle.Release release = new DefaultLockHandle.Release(lock, this);
-        DefaultLockHandle handle = new DefaultLockHandle(lock, release);
-        CLEANER.register(handle, release.onGarbageCollected());
-        return handle;
-    }
-
-    /**
-     * A handle was closed: the last hold releases the lock. Completes once Redis answered, or the Redis
-     * timeout passed; it never blocks, so it may be called from an I/O thread.
-     */
-    CompletableFuture<Void> exit(HeldLock lock) {
-        HeldLock.State before = reentrancy.exit(lock);
-        return before != null ? endings.release(lock, before) : RELEASED;
     }
 
     @Override
@@ -269,28 +198,19 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         return CompletableFuture.runAsync(handle::close);
     }
 
-    void orphaned(HeldLock lock) {
-        logger.warn("A handle of " + lock + " taken by thread '" + lock.ownerName()
-                + "' was garbage collected without close(); releasing it. Close every LockHandle (try-with-resources).");
-    }
-
     /** Locks held by this JVM now (for diagnostics and the actuator). */
     public List<LockHandle> heldLocks() {
-        List<LockHandle> result = new ArrayList<>();
-        endings.active.forEach(lock -> result.add(lock.view()));
-        return result;
+        return holdings.heldLocks();
     }
 
     /** Details of the locks held by this JVM now (for the actuator endpoint). */
     public List<HeldLockInfo> heldLockDetails() {
-        List<HeldLockInfo> result = new ArrayList<>();
-        endings.active.forEach(lock -> result.add(lock.info()));
-        return result;
+        return holdings.details();
     }
 
     /** How many locks this JVM holds now. */
     public int heldLockCount() {
-        return endings.active.size();
+        return holdings.count();
     }
 
     public String instanceId() {
@@ -302,60 +222,40 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
      * them for the same key (in the local queue) are not counted: they cost Redis nothing.
      */
     public int waitingCount() {
-        return acquirer.sleeping();
+        return acquisitions.sleeping();
     }
 
     int localGateCount() {
-        return gates.size();
+        return lines.size();
     }
 
     int locallyQueuedCount() {
-        return gates.queued();
+        return lines.queued();
     }
 
     int subscribedChannelCount() {
-        return signals.subscribedChannels();
+        return acquisitions.subscribedChannels();
     }
 
     int watchedCount() {
-        return watchdog.watchedCount();
+        return holdings.watchedCount();
     }
 
     /**
-     * Shuts down: waiters give up at once ("shutting down"), renewing stops, and what this JVM still holds
-     * is released (so others need not wait a lease) while the connection still works: the application
-     * context calls this before it stops the Redis connection factory. Idempotent.
+     * Shuts down: waiters give up at once ("shutting down"), renewing stops, and what this JVM still holds is
+     * released (so others need not wait a lease) while the connection still works: the application context calls
+     * this before it stops the Redis connection factory. Returns once the engine's threads ended. Idempotent.
      */
     @Override
     public void close() {
         if (!shutdown.complete(null)) {
             return;
         }
-        signals.wakeAll();
-        gates.openAll();
-        watchdog.stop();
-        List<CompletableFuture<Void>> releases = new ArrayList<>();
-        for (HeldLock lock : new ArrayList<>(endings.active)) {
-            HeldLock.State before = reentrancy.exitAll(lock);
-            if (before != null) {
-                logger.info("Releasing " + lock + " at shutdown");
-                releases.add(endings.release(lock, before));
-            }
-        }
-        try {
-            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
-                .get(settings.redisTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-        }
-        catch (Exception ex) {
-            // each release logged its own failure
-        }
-        endings.awaitReleasesInFlight();
-        signals.close();
+        acquisitions.wakeAll();
+        lines.closeAll();
+        holdings.releaseAll();
         // steps running now end their acquisitions ("shutting down"); waited for, so no thread outlives close()
-        acquirer.close();
+        acquisitions.close();
         schedulerThreads.stop(scheduler, settings.redisTimeout(), true);
     }
 
@@ -374,18 +274,12 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
             Duration holdAtLeast) {
         LockArguments.checkHold(key, leaseTime, holdAtLeast);
         Optional<LockHandle> handle = tryLock(key, mode, waitTime, leaseTime);
-        if (holdAtLeast != null && !holdAtLeast.isZero() && handle.isPresent()
-                && handle.get() instanceof DefaultLockHandle own) {
-            HeldLock lock = own.lock();
+        HeldLock lock = handle.map(Holdings::lockOf).orElse(null);
+        if (holdAtLeast != null && !holdAtLeast.isZero() && lock != null) {
             // a re-entry keeps the acquisition's hold, or lengthens it
             lock.holdAtLeastMillis = Math.max(lock.holdAtLeastMillis, holdAtLeast.toMillis());
         }
         return handle;
-    }
-
-    /** Compare-then-extend of a fixed lease to {@code lease} from now (see {@link LockHandle#extend}). */
-    boolean extend(HeldLock lock, Duration lease) {
-        return leaseExtension.extend(lock, lease);
     }
 
     /** A cheap round trip on the engine's connection, bounded by {@code leasehold.redis-timeout} (health checks). */
@@ -403,5 +297,10 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     /** The settings this engine runs with. */
     public LockEngineSettings settings() {
         return settings;
+    }
+
+    private static LockAcquisitionException shuttingDown(String key) {
+        return new LockAcquisitionException(key, "Could not lock '" + key
+                + "': Leasehold is shutting down (the application context is closing)");
     }
 }

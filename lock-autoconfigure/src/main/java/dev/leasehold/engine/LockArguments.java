@@ -9,6 +9,9 @@ import dev.leasehold.LockMode;
 /** The checks every {@code LockService} call makes on its arguments before anything reaches Redis. */
 final class LockArguments {
 
+    /** Longest logical key accepted, in characters. */
+    static final int MAX_KEY_LENGTH = 1000;
+
     private LockArguments() {
     }
 
@@ -19,8 +22,8 @@ final class LockArguments {
         if (key.isBlank()) {
             throw new LockKeyException("Lock key must not be blank, was '" + key + "'");
         }
-        if (key.length() > DefaultLockEngine.MAX_KEY_LENGTH) {
-            throw new LockKeyException("Lock key must be at most " + DefaultLockEngine.MAX_KEY_LENGTH
+        if (key.length() > MAX_KEY_LENGTH) {
+            throw new LockKeyException("Lock key must be at most " + MAX_KEY_LENGTH
                     + " characters, was " + key.length() + " ('" + key.substring(0, 40) + "...')");
         }
         return key;

@@ -16,7 +16,7 @@ import dev.leasehold.LockService;
 import dev.leasehold.engine.Await;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.LockEngineSettings;
-import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.redis.LettuceLockServer;
 import dev.leasehold.engine.redis.RedisTemplateLockServer;
 import dev.leasehold.test.redis.RedisServerExtension;

@@ -9,7 +9,7 @@ import dev.leasehold.LockHandle;
 import dev.leasehold.LockService;
 import dev.leasehold.actuator.LeaseholdEndpoint;
 import dev.leasehold.actuator.LeaseholdEndpointAutoConfiguration;
-import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.quorum.QuorumLockServer;
 import dev.leasehold.test.redis.RedisServerExtension;
 import dev.leasehold.test.redis.TestRedisServer;
@@ -85,7 +85,7 @@ class LeaseholdQuorumAutoConfigurationTest {
                             () -> nodes.stream().allMatch(node -> "1".equals(node.command("EXISTS", "lock:{order:7}"))));
                     assertThat(redis.server().command("EXISTS", "lock:{order:7}")).isEqualTo("0");
                     LeaseholdEndpoint.LocksDescriptor described = context.getBean(LeaseholdEndpoint.class).locks();
-                    dev.leasehold.engine.KeyState state = context.getBean(LeaseholdEndpoint.class)
+                    dev.leasehold.engine.server.KeyState state = context.getBean(LeaseholdEndpoint.class)
                         .key(new String[] { "order:7" });
                     assertThat(state.held()).isTrue();
                     assertThat(state.fencingCounter()).isEqualTo(handle.fencingToken());

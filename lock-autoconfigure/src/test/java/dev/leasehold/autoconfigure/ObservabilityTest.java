@@ -102,7 +102,7 @@ class ObservabilityTest {
                     assertThat(state.mode()).isEqualTo(dev.leasehold.LockMode.EXCLUSIVE);
                     // the grant reserved the tokens behind its own for local hand-offs
                     assertThat(state.fencingCounter()).isBetween(handle.fencingToken(),
-                            handle.fencingToken() + dev.leasehold.engine.FairQueue.FENCE_BLOCK - 1);
+                            handle.fencingToken() + dev.leasehold.engine.server.FairQueue.DEFAULTS.tokenBlock() - 1);
                     assertThat(state.leaseLeftMillis()).isBetween(1L, 30_000L);
                 }
                 assertThat(endpoint.key(new String[] { "show/7:a" }).held()).isFalse();

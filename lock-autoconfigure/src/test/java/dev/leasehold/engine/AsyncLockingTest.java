@@ -23,6 +23,7 @@ import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.leasehold.engine.server.LockKeys;
 
 /**
  * {@code tryLockAsync} waits without holding a thread, in the same first-come-first-served queue as blocking

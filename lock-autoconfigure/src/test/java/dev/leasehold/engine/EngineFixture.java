@@ -18,6 +18,7 @@ import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import dev.leasehold.engine.server.LockServer;
 
 /**
  * Engines on a real server, each with its own connection factory (so two engines are two Redis clients,

@@ -14,6 +14,9 @@ import dev.leasehold.LockMode;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.FairQueue;
 
 /**
  * Waiting instances form a fair queue in Redis: the release grants the key to the instance that came first
@@ -84,9 +87,9 @@ class FairQueueTest extends EveryServerEngineTest {
         held.close(); // grants the key to the dead instance's entry, which never claims it
         long waitedMillis = waited.get(25, TimeUnit.SECONDS);
         pool.shutdown();
-        // the dead entry's grant lapses after FairQueue.CLAIM_MILLIS (or the entry after ENTRY_MILLIS):
+        // the dead entry's grant lapses after FairQueue.DEFAULTS.claimMillis() (or the entry after ENTRY_MILLIS):
         // seconds, not the holder's 30 s lease
-        assertThat(waitedMillis).isLessThan(FairQueue.ENTRY_MILLIS + FairQueue.CLAIM_MILLIS + 3000);
+        assertThat(waitedMillis).isLessThan(FairQueue.DEFAULTS.entryMillis() + FairQueue.DEFAULTS.claimMillis() + 3000);
         assertThat(queueLength("crash")).isZero();
     }
 
@@ -117,7 +120,7 @@ class FairQueueTest extends EveryServerEngineTest {
         long waitedMillis = (second.get(20, TimeUnit.SECONDS) - releasedAt) / 1_000_000;
         pool.shutdown();
         // woken by the release at once (the head left; the grant went to the next), not at a re-check
-        assertThat(waitedMillis).isLessThan(FairQueue.REFRESH_MILLIS);
+        assertThat(waitedMillis).isLessThan(FairQueue.DEFAULTS.refreshMillis());
     }
 
     @Test
@@ -176,7 +179,7 @@ class FairQueueTest extends EveryServerEngineTest {
         long waitedMillis = (System.nanoTime() - started) / 1_000_000;
         again.close();
         // nobody holds or waits: at once, not when a mark the writer left behind expires
-        assertThat(waitedMillis).isLessThan(FairQueue.REFRESH_MILLIS);
+        assertThat(waitedMillis).isLessThan(FairQueue.DEFAULTS.refreshMillis());
     }
 
     private int queueLength(String key) {

@@ -5,6 +5,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.Grant;
 
 /**
  * A real server with faults switched on by the test: calls go to Redis unless the test cut them,

@@ -4,6 +4,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.KeyState;
+import dev.leasehold.engine.server.Grant;
 
 /** A real server behind a test's wrapper: every step goes to it unchanged unless the wrapper overrides it. */
 abstract class ForwardingLockServer implements LockServer {

@@ -18,6 +18,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockKeys;
 
 /**
  * Defects found from outside where hand-off, cancel, renewal and re-entry meet (issue 19), each reproduced

@@ -9,6 +9,8 @@ import dev.leasehold.LockMode;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.leasehold.engine.server.KeyState;
+import dev.leasehold.engine.server.FairQueue;
 
 /** {@link DefaultLockEngine#inspect}: one key as Redis sees it, from any client, read-only. */
 class KeyInspectionTest extends RealRedisEngineTest {
@@ -31,7 +33,7 @@ class KeyInspectionTest extends RealRedisEngineTest {
             assertThat(state.leaseLeftMillis()).isBetween(1L, 20_000L);
             // the grant reserved the tokens behind its own for local hand-offs: the next grant is above them
             assertThat(state.fencingCounter()).isBetween(handle.fencingToken(),
-                    handle.fencingToken() + FairQueue.FENCE_BLOCK - 1);
+                    handle.fencingToken() + FairQueue.DEFAULTS.tokenBlock() - 1);
             assertThat(state.toString()).doesNotContain("token=");
         }
         KeyState after = observer.inspect("seat");

@@ -15,6 +15,7 @@ import dev.leasehold.LockHandle;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.leasehold.engine.server.LockKeys;
 
 /**
  * A releasing holder hands an exclusive watchdog lock to the next thread of its JVM without Redis; every

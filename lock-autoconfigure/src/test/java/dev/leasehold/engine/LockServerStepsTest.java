@@ -12,6 +12,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.LockServerException;
 
 /** Each per-server step answers what its contract says (a failing script must not pass for a done step). */
 class LockServerStepsTest {

@@ -5,6 +5,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.Grant;
 
 /**
  * A real server that remembers the owner token of every grant by key and fencing token, so a test can

@@ -8,7 +8,7 @@ import dev.leasehold.LockMode;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.LockObserver;
-import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.redis.LettuceLockServer;
 import dev.leasehold.engine.redis.RedisTemplateLockServer;
 

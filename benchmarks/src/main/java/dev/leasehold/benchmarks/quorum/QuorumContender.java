@@ -10,7 +10,7 @@ import dev.leasehold.LockHandle;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.LockObserver;
-import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.quorum.QuorumLockServer;
 import dev.leasehold.engine.quorum.QuorumNode;
 import dev.leasehold.engine.quorum.QuorumNodes;

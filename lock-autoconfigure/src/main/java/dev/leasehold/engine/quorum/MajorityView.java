@@ -2,7 +2,7 @@ package dev.leasehold.engine.quorum;
 
 import java.util.List;
 
-import dev.leasehold.engine.KeyState;
+import dev.leasehold.engine.server.KeyState;
 
 /** One key as a majority of the nodes sees it, from what each node said (for the actuator endpoint). */
 final class MajorityView {

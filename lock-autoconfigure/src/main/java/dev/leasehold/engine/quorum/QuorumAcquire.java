@@ -2,7 +2,7 @@ package dev.leasehold.engine.quorum;
 
 import java.util.concurrent.CompletableFuture;
 
-import dev.leasehold.engine.Grant;
+import dev.leasehold.engine.server.Grant;
 
 /**
  * The reply of a quorum acquire, which remembers each node's own acquire: a take-back of an outcome the

@@ -4,9 +4,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
 
-import dev.leasehold.engine.FairQueue;
-import dev.leasehold.engine.LockKeys;
-import dev.leasehold.engine.LockServer.FenceBlock;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer.FenceBlock;
 import dev.leasehold.engine.quorum.Round.Reply;
 
 /**
@@ -50,8 +49,11 @@ final class QuorumFenceBlocks {
                         + nodes.size() + " Redis servers confirmed '" + keys.logicalKey() + "' for a token reservation ("
                         + majority + " needed)"));
             }
-            long last = holding.stream().mapToLong(reply -> reply.value().last()).max().orElseThrow();
-            FenceBlock block = new FenceBlock(last - FairQueue.FENCE_BLOCK + 1, last, false);
+            // the block of the node whose counter stands highest: above every token any majority granted before
+            FenceBlock highest = holding.stream().map(Reply::value).max(java.util.Comparator.comparingLong(FenceBlock::last))
+                .orElseThrow();
+            long last = highest.last();
+            FenceBlock block = new FenceBlock(highest.first(), last, false);
             raiseOthersLater(keys, round, holding, last);
             long known = holding.stream().filter(reply -> reply.value().last() >= last).count();
             if (known >= majority) {

@@ -12,11 +12,12 @@ import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 import dev.leasehold.LockMode;
-import dev.leasehold.engine.Grant;
-import dev.leasehold.engine.StarterThreads;
-import dev.leasehold.engine.KeyState;
-import dev.leasehold.engine.LockKeys;
-import dev.leasehold.engine.LockServer;
+import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.support.StarterThreads;
+import dev.leasehold.engine.server.KeyState;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.quorum.Round.Reply;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -69,6 +70,8 @@ public class QuorumLockServer implements LockServer {
 
     private final StarterThreads proberThreads = new StarterThreads("leasehold-quorum-probe");
 
+    private final QuorumGrants grants;
+
     private final List<AutoCloseable> closeAfterNodes = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
@@ -91,6 +94,7 @@ public class QuorumLockServer implements LockServer {
         // answer a little before the engine's own bound on the call, so it sees our verdict, not a timeout
         this.stepTimeoutNanos = timeout - Math.min(TimeUnit.MILLISECONDS.toNanos(100), timeout / 5);
         this.longestLeaseMillis = new AtomicLong(leaseTime.toMillis());
+        this.grants = new QuorumGrants(this.nodes, majority, stepTimeoutNanos, this::driftMillis);
         this.prober = Executors.newSingleThreadScheduledExecutor(proberThreads);
         List<CompletableFuture<Void>> first = new ArrayList<>();
         for (QuorumNode node : this.nodes) {
@@ -109,6 +113,12 @@ public class QuorumLockServer implements LockServer {
                 TimeUnit.MILLISECONDS);
         logger.info("Leasehold quorum mode on " + this.nodes.size() + " Redis servers " + names()
                 + "; a lock needs " + majority + " of them");
+    }
+
+    /** Every node uses this token block size (the fair queue itself is not used in quorum mode); returns this. */
+    public QuorumLockServer fairQueue(FairQueue queue) {
+        nodes.forEach(node -> node.server().fairQueue(queue));
+        return this;
     }
 
     /** Something to close after the nodes (e.g. client resources they share); returns this. */
@@ -137,151 +147,18 @@ public class QuorumLockServer implements LockServer {
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
             long writerWaitingMillis, String waiterId, boolean joinQueue) {
-        long startedAt = System.nanoTime();
         longestLeaseMillis.accumulateAndGet(leaseMillis, Math::max);
-        Round<Grant> round = Round.send(nodes,
-                node -> node.server().acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId),
-                stepTimeoutNanos,
-                replies -> count(replies, QuorumLockServer::grantedHere) >= majority
-                        || replies.size() - count(replies, QuorumLockServer::grantedHere) > nodes.size() - majority);
-        return QuorumAcquire.of(round, round.outcome().thenCompose(replies -> {
-            replies.forEach(reply -> {
-                if (reply.ok()) {
-                    if (reply.value().granted()) {
-                        reply.node().granted();
-                    }
-                    else {
-                        reply.node().refused();
-                    }
-                }
-            });
-            List<Reply<Grant>> granted = replies.stream().filter(QuorumLockServer::grantedHere).toList();
-            if (granted.size() < majority) {
-                releaseEverywhere(round, keys, mode, token);
-                return notGranted(replies, granted.size());
-            }
-            long fence = granted.stream().mapToLong(reply -> reply.value().fencingToken()).max().orElseThrow();
-            raiseLateGrants(keys, round, replies, fence);
-            long known = granted.stream().filter(reply -> reply.value().fencingToken() == fence).count();
-            if (known >= majority) {
-                // the counters agree: the majority that granted already stores the token
-                return valid(round, keys, mode, token, leaseMillis, startedAt, fence);
-            }
-            return makeKnown(keys, granted, fence, (int) known, startedAt).thenCompose(ok -> {
-                if (!ok) {
-                    releaseEverywhere(round, keys, mode, token);
-                    return CompletableFuture.failedFuture(new QuorumUnavailableException("Fencing token " + fence
-                            + " of '" + keys.logicalKey() + "' could not be stored on " + majority + " of "
-                            + nodes.size() + " Redis servers in time"));
-                }
-                return valid(round, keys, mode, token, leaseMillis, startedAt, fence);
-            });
-        }));
+        return grants.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId);
     }
 
     /** Each node's take-back follows that node's own acquire ({@link #releaseEverywhere}). */
     @Override
     public void takeBack(CompletableFuture<Grant> acquire, LockKeys keys, LockMode mode, String token) {
         if (acquire instanceof QuorumAcquire own) {
-            releaseEverywhere(own.round, keys, mode, token);
+            grants.releaseEverywhere(own.round, keys, mode, token);
         }
         else {
             LockServer.super.takeBack(acquire, keys, mode, token);
-        }
-    }
-
-    private static boolean grantedHere(Reply<Grant> reply) {
-        return reply.ok() && reply.counted() && reply.value().granted();
-    }
-
-    /** One round trip: raise the counters of the granting nodes that answered less than the token. */
-    private CompletableFuture<Boolean> makeKnown(LockKeys keys, List<Reply<Grant>> granted, long fence, int known,
-            long startedAt) {
-        List<QuorumNode> behind = granted.stream()
-            .filter(reply -> reply.value().fencingToken() < fence)
-            .map(Reply::node)
-            .toList();
-        long left = stepTimeoutNanos - (System.nanoTime() - startedAt);
-        int needed = majority - known;
-        Predicate<List<Reply<Long>>> enough = replies -> countRaised(replies, fence) >= needed;
-        return Round.send(behind, node -> node.server().raiseFence(keys, fence), left, enough)
-            .outcome()
-            .thenApply(enough::test);
-    }
-
-    private static long countRaised(List<Reply<Long>> replies, long fence) {
-        return replies.stream().filter(reply -> reply.ok() && reply.counted() && reply.value() >= fence).count();
-    }
-
-    /**
-     * Every other node that answers without already holding the token (a late grant, a refusal, a grant
-     * that does not count) gets its counter raised too, without waiting: then the next grant usually
-     * finds the counters in agreement and needs no extra round trip. Raising never lowers a counter,
-     * so it is safe on any node.
-     */
-    private void raiseLateGrants(LockKeys keys, Round<Grant> round, List<Reply<Grant>> decided, long fence) {
-        for (int i = 0; i < nodes.size(); i++) {
-            QuorumNode node = nodes.get(i);
-            boolean counted = decided.stream().anyMatch(reply -> reply.node() == node && grantedHere(reply));
-            if (!counted) {
-                round.calls().get(i).thenAccept(grant -> {
-                    if (!grant.granted() || grant.fencingToken() < fence) {
-                        node.server().raiseFence(keys, fence);
-                    }
-                });
-            }
-        }
-    }
-
-    /** Granted only if time is left on the lease after the round trips and the drift allowance. */
-    private CompletableFuture<Grant> valid(Round<Grant> round, LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long startedAt, long fence) {
-        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedAt);
-        if (leaseMillis - elapsedMillis - driftMillis(leaseMillis) <= 0) {
-            releaseEverywhere(round, keys, mode, token);
-            return CompletableFuture.failedFuture(new QuorumUnavailableException("Lock '" + keys.logicalKey()
-                    + "' was granted by a majority only after " + elapsedMillis + " ms, with nothing left of its "
-                    + leaseMillis + " ms lease after the clock drift allowance"));
-        }
-        return CompletableFuture.completedFuture(Grant.granted(fence));
-    }
-
-    private CompletableFuture<Grant> notGranted(List<Reply<Grant>> replies, int granted) {
-        long blockedFor = replies.stream()
-            .filter(reply -> reply.ok() && reply.counted() && !reply.value().granted())
-            .mapToLong(reply -> reply.value().blockedForMillis())
-            .min()
-            .orElse(-1);
-        if (blockedFor > 0) {
-            return CompletableFuture.completedFuture(Grant.refused(blockedFor));
-        }
-        return CompletableFuture.failedFuture(new QuorumUnavailableException("Only " + granted + " of "
-                + nodes.size() + " Redis servers granted the lock (" + majority + " needed); " + describe(replies)));
-    }
-
-    /**
-     * Takes an acquire back on every node, each once its acquire's reply came (or failed or timed out):
-     * sent at once, a release can reach a node before the acquire it takes back (seen with MONITOR: the
-     * release, then the acquire, on one connection). The likely path: the nodes share Lettuce's event
-     * loops, the round is decided on one of them, and a write made on an event loop goes out at once,
-     * ahead of the acquire that the calling thread queued on that loop. The late grant then blocks the
-     * key there for a whole lease; with only a bare majority of the nodes alive that blocks everyone.
-     * A node that refused for sure has nothing to take back.
-     */
-    private void releaseEverywhere(Round<Grant> round, LockKeys keys, LockMode mode, String token) {
-        for (int i = 0; i < nodes.size(); i++) {
-            QuorumNode node = nodes.get(i);
-            round.calls().get(i).whenComplete((grant, error) -> {
-                if (grant != null && !grant.granted()) {
-                    return;
-                }
-                try {
-                    node.server().release(keys, mode, token);
-                }
-                catch (RuntimeException ex) {
-                    logger.debug("Release on " + node + " failed", ex);
-                }
-            });
         }
     }
 
@@ -336,17 +213,17 @@ public class QuorumLockServer implements LockServer {
         Predicate<Reply<Boolean>> yes = reply -> reply.ok() && reply.value() && (reply.counted() || !countedOnly);
         Predicate<Reply<Boolean>> no = reply -> reply.ok() && !reply.value() && (reply.counted() || !countedOnly);
         return Round.send(nodes, step, stepTimeoutNanos,
-                replies -> count(replies, yes) >= majority || count(replies, no) > nodes.size() - majority)
+                replies -> Replies.count(replies, yes) >= majority || Replies.count(replies, no) > nodes.size() - majority)
             .outcome()
             .thenCompose(replies -> {
-                if (count(replies, yes) >= majority) {
+                if (Replies.count(replies, yes) >= majority) {
                     return CompletableFuture.completedFuture(true);
                 }
-                if (count(replies, no) > nodes.size() - majority) {
+                if (Replies.count(replies, no) > nodes.size() - majority) {
                     return CompletableFuture.completedFuture(false);
                 }
                 return CompletableFuture.failedFuture(new QuorumUnavailableException("Could not " + what
-                        + " on " + majority + " of " + nodes.size() + " Redis servers: " + describe(replies)));
+                        + " on " + majority + " of " + nodes.size() + " Redis servers: " + Replies.describe(nodes, replies)));
             });
     }
 
@@ -363,7 +240,7 @@ public class QuorumLockServer implements LockServer {
                 if (states.size() < majority) {
                     return CompletableFuture.failedFuture(new QuorumUnavailableException("Only " + states.size()
                             + " of " + nodes.size() + " Redis servers answered about '" + keys.logicalKey() + "': "
-                            + describe(replies)));
+                            + Replies.describe(nodes, replies)));
                 }
                 return CompletableFuture.completedFuture(MajorityView.of(keys.logicalKey(), states, majority));
             });
@@ -387,12 +264,12 @@ public class QuorumLockServer implements LockServer {
     @Override
     public CompletableFuture<Void> subscribe(String channel) {
         return Round.send(nodes, node -> node.server().subscribe(channel), stepTimeoutNanos,
-                replies -> count(replies, Reply::ok) >= majority
-                        || replies.size() - count(replies, Reply::ok) > nodes.size() - majority)
+                replies -> Replies.count(replies, Reply::ok) >= majority
+                        || replies.size() - Replies.count(replies, Reply::ok) > nodes.size() - majority)
             .outcome()
-            .thenCompose(replies -> count(replies, Reply::ok) >= majority ? CompletableFuture.<Void>completedFuture(null)
+            .thenCompose(replies -> Replies.count(replies, Reply::ok) >= majority ? CompletableFuture.<Void>completedFuture(null)
                     : CompletableFuture.failedFuture(new QuorumUnavailableException("Could not subscribe to " + channel
-                            + " on " + majority + " of " + nodes.size() + " Redis servers: " + describe(replies))));
+                            + " on " + majority + " of " + nodes.size() + " Redis servers: " + Replies.describe(nodes, replies))));
     }
 
     @Override
@@ -400,42 +277,6 @@ public class QuorumLockServer implements LockServer {
         return Round.send(nodes, node -> node.server().unsubscribe(channel), stepTimeoutNanos, replies -> false)
             .outcome()
             .thenApply(replies -> null);
-    }
-
-    private static <T> int count(List<Reply<T>> replies, Predicate<Reply<T>> condition) {
-        int count = 0;
-        for (Reply<T> reply : replies) {
-            if (condition.test(reply)) {
-                count++;
-            }
-        }
-        return count;
-    }
-
-    private <T> String describe(List<Reply<T>> replies) {
-        StringBuilder text = new StringBuilder();
-        for (QuorumNode node : nodes) {
-            Reply<T> reply = replies.stream().filter(r -> r.node() == node).findFirst().orElse(null);
-            if (text.length() > 0) {
-                text.append(", ");
-            }
-            text.append(node.name()).append(": ");
-            if (reply == null) {
-                text.append("no answer yet");
-            }
-            else if (!reply.ok()) {
-                text.append(reply.error() instanceof java.util.concurrent.TimeoutException ? "timed out"
-                        : String.valueOf(reply.error().getMessage()));
-            }
-            else {
-                text.append(reply.value() instanceof Grant grant ? (grant.granted() ? "granted" : "refused")
-                        : String.valueOf(reply.value()));
-                if (!reply.counted()) {
-                    text.append(" (not counted: restarted or not verified)");
-                }
-            }
-        }
-        return text.toString();
     }
 
     private String names() {

@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
-import dev.leasehold.engine.LockServerException;
+import dev.leasehold.engine.server.LockServerException;
 
 /**
  * One step sent to several nodes at once. The step is dispatched to every node from the calling thread,

@@ -1,16 +1,18 @@
 package dev.leasehold.engine.redis;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 
-import dev.leasehold.engine.StarterThreads;
+import dev.leasehold.engine.redis.ScriptedLockServer.Acknowledged;
+import dev.leasehold.engine.redis.ScriptedLockServer.Reply;
+import dev.leasehold.engine.support.StarterThreads;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
@@ -23,7 +25,7 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * Script calls that count only once {@code replicas} replicas acknowledged them (Redis {@code WAIT}).
+ * Script calls that count only once enough replicas acknowledged them (Redis {@code WAIT}), on Lettuce.
  * <p>
  * {@code WAIT} blocks the connection it runs on, and acknowledges every earlier write of that
  * connection. So these calls go on a connection of their own (per Cluster node), never on the one the
@@ -34,15 +36,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  */
 final class AcknowledgedWrites implements AutoCloseable {
 
-    /** The reply of a script and how many replicas acknowledged it. */
-    record Reply<T>(T value, long acknowledgements) {
-    }
-
     private final LettuceConnectionFactory connectionFactory;
-
-    private final int replicas;
-
-    private final Duration timeout;
 
     private final ReentrantLock connectLock = new ReentrantLock();
 
@@ -52,74 +46,48 @@ final class AcknowledgedWrites implements AutoCloseable {
 
     private volatile StatefulConnection<byte[], byte[]> connection;
 
-    AcknowledgedWrites(LettuceConnectionFactory connectionFactory, int replicas, Duration timeout) {
+    AcknowledgedWrites(LettuceConnectionFactory connectionFactory) {
         this.connectionFactory = connectionFactory;
-        this.replicas = replicas;
-        this.timeout = timeout;
     }
 
-    int replicas() {
-        return replicas;
-    }
-
-    Duration timeout() {
-        return timeout;
-    }
-
-    /** Runs the script, then {@code WAIT}s for the replicas; the reply carries how many acknowledged. */
-    <T> CompletableFuture<Reply<T>> evalAcknowledged(LockScript script, ScriptOutputType type, byte[][] keys,
-            byte[]... args) {
-        return commandsFor(keys[0]).thenCompose(commands -> {
-            CompletableFuture<T> value = eval(commands, script, type, keys, args);
+    /**
+     * Runs the script, then {@code WAIT}s for the replicas, pipelined; the reply carries how many acknowledged. A
+     * NOSCRIPT fallback's EVAL, sent after that WAIT, gets a WAIT of its own. Fails with a LockServerException.
+     */
+    <T> CompletableFuture<Acknowledged<T>> evalAcknowledged(LockScript script, Reply reply, List<String> keys,
+            List<String> args, int replicas, Duration timeout) {
+        return commandsFor(keys.get(0)).thenCompose(commands -> {
+            CompletableFuture<Boolean> cached = new CompletableFuture<>();
+            CompletableFuture<T> value = LettuceScripts.<T>eval(commands, script, reply, keys, args, cached);
             CompletableFuture<Long> acknowledged = commands.waitForReplication(replicas, timeout.toMillis())
                 .toCompletableFuture();
-            return value.thenCombine(acknowledged, Reply::new).exceptionallyCompose(ex -> {
-                if (!LettuceLockServer.isNoScript(ex)) {
-                    return CompletableFuture.failedFuture(ex);
-                }
-                // the script cache was empty: EVAL, then WAIT again behind it
-                CompletableFuture<T> loaded = evalBody(commands, script, type, keys, args);
-                return loaded.thenCombine(commands.waitForReplication(replicas, timeout.toMillis()).toCompletableFuture(),
-                        Reply::new);
-            });
-        });
+            return value.thenCompose(result -> cached.getNow(true)
+                    ? acknowledged.thenApply(count -> new Acknowledged<>(result, count))
+                    : commands.waitForReplication(replicas, timeout.toMillis()).toCompletableFuture()
+                        .thenApply(count -> new Acknowledged<>(result, count)));
+        }).exceptionallyCompose(ex -> CompletableFuture.failedFuture(LettuceScripts.translate(ex)));
     }
 
     /** Runs the script on the same connection without waiting for replicas (a release, a take-back). */
-    <T> CompletableFuture<T> eval(LockScript script, ScriptOutputType type, byte[][] keys, byte[]... args) {
-        return commandsFor(keys[0]).thenCompose(commands -> {
-            CompletableFuture<T> value = eval(commands, script, type, keys, args);
-            return value.exceptionallyCompose(ex -> LettuceLockServer.isNoScript(ex)
-                    ? AcknowledgedWrites.<T>evalBody(commands, script, type, keys, args)
-                    : CompletableFuture.<T>failedFuture(ex));
-        });
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> CompletableFuture<T> eval(RedisAsyncCommands<byte[], byte[]> commands, LockScript script,
-            ScriptOutputType type, byte[][] keys, byte[]... args) {
-        return (CompletableFuture<T>) commands.evalsha(script.sha1(), type, keys, args).toCompletableFuture();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> CompletableFuture<T> evalBody(RedisAsyncCommands<byte[], byte[]> commands, LockScript script,
-            ScriptOutputType type, byte[][] keys, byte[]... args) {
-        return (CompletableFuture<T>) commands.eval(script.body(), type, keys, args).toCompletableFuture();
+    <T> CompletableFuture<T> eval(LockScript script, Reply reply, List<String> keys, List<String> args) {
+        return commandsFor(keys.get(0))
+            .thenCompose(commands -> LettuceScripts.<T>eval(commands, script, reply, keys, args, null))
+            .exceptionallyCompose(ex -> CompletableFuture.failedFuture(LettuceScripts.translate(ex)));
     }
 
     /** The connection to the server (on Cluster: the node) that holds the key; connects off the caller's thread. */
-    private CompletableFuture<RedisAsyncCommands<byte[], byte[]>> commandsFor(byte[] key) {
+    private CompletableFuture<RedisAsyncCommands<byte[], byte[]>> commandsFor(String key) {
         StatefulConnection<byte[], byte[]> current = connection;
         if (current != null) {
             try {
-                return CompletableFuture.completedFuture(commands(current, key));
+                return CompletableFuture.completedFuture(commands(current, LettuceScripts.bytes(key)));
             }
             catch (RuntimeException ex) {
                 return CompletableFuture.failedFuture(ex);
             }
         }
         try {
-            return CompletableFuture.supplyAsync(() -> commands(connect(), key), connector);
+            return CompletableFuture.supplyAsync(() -> commands(connect(), LettuceScripts.bytes(key)), connector);
         }
         catch (java.util.concurrent.RejectedExecutionException ex) {
             return CompletableFuture.failedFuture(new IllegalStateException("the lock server is closed", ex));
@@ -158,7 +126,7 @@ final class AcknowledgedWrites implements AutoCloseable {
 
     @Override
     public void close() {
-        connectorThreads.stop(connector, timeout.plusSeconds(5), true);
+        connectorThreads.stop(connector, Duration.ofSeconds(5), true);
         StatefulConnection<byte[], byte[]> current = connection;
         connection = null;
         if (current != null) {

@@ -11,10 +11,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 
-import dev.leasehold.engine.LockServerException;
-import dev.leasehold.engine.StarterThreads;
+import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.support.StarterThreads;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -46,7 +45,7 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * may fix), on which the container gives up, a new container takes over; every confirmation is delivered for each channel with waiters like a release message, so
  * they look again.
  */
-final class ContainerReleaseSubscriptions {
+final class ContainerReleaseSubscriptions extends ReleaseChannels {
 
     private static final Log logger = LogFactory.getLog(ContainerReleaseSubscriptions.class);
 
@@ -75,13 +74,6 @@ final class ContainerReleaseSubscriptions {
 
     private final AtomicBoolean started = new AtomicBoolean();
 
-    private final AtomicBoolean refusalLogged = new AtomicBoolean();
-
-    private volatile Consumer<String> releaseListener = channel -> {
-    };
-
-    private volatile Runnable lostListener = () -> {
-    };
 
     private volatile Container container;
 
@@ -97,14 +89,6 @@ final class ContainerReleaseSubscriptions {
         this.starter = Executors.newSingleThreadScheduledExecutor(starterThreads);
     }
 
-    void onRelease(Consumer<String> listener) {
-        this.releaseListener = listener;
-    }
-
-    void onLost(Runnable listener) {
-        this.lostListener = listener;
-    }
-
     CompletableFuture<Void> subscribe(String channel) {
         channels.add(channel);
         if (closed) {
@@ -115,7 +99,7 @@ final class ContainerReleaseSubscriptions {
         return confirmed.get()
             .copy()
             .orTimeout(CONFIRMATION_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)
-            .exceptionallyCompose(ex -> CompletableFuture.failedFuture(RedisTemplateLockServer.translate(ex)));
+            .exceptionallyCompose(ex -> CompletableFuture.failedFuture(TemplateErrors.translate(ex)));
     }
 
     CompletableFuture<Void> unsubscribe(String channel) {
@@ -184,26 +168,16 @@ final class ContainerReleaseSubscriptions {
     }
 
     private void lost(Throwable cause) {
-        LockServerException failure = RedisTemplateLockServer.translate(cause);
+        LockServerException failure = TemplateErrors.translate(cause);
         // fails the subscriptions waiting for a confirmation (the engine subscribes again); later ones wait
         confirmed.getAndSet(new CompletableFuture<>()).completeExceptionally(failure);
         if (closed) {
             return;
         }
-        if (failure.kind() == LockServerException.Kind.REFUSED && refusalLogged.compareAndSet(false, true)) {
-            logger.warn("Redis refused the release subscription (" + cause.getMessage() + "). Waiters cannot be "
-                    + "woken by releases and look again every second instead. Grant the Redis user the lock "
-                    + "channels, e.g. ACL SETUSER <user> &" + pattern.getTopic() + " (logged once)");
+        if (failure.kind() == LockServerException.Kind.REFUSED) {
+            refused("the release subscription", cause.getMessage(), pattern.getTopic());
         }
-        else {
-            logger.debug("The release subscription failed; waiters look again until it is back", cause);
-        }
-        try {
-            lostListener.run();
-        }
-        catch (RuntimeException ex) {
-            logger.error("Subscription-lost listener failed", ex);
-        }
+        lost();
     }
 
     private void confirmedAgain() {
@@ -228,14 +202,6 @@ final class ContainerReleaseSubscriptions {
                 new LockServerException(LockServerException.Kind.UNAVAILABLE, "the lock server is closed", null));
     }
 
-    private void deliver(byte[] channel) {
-        try {
-            releaseListener.accept(new String(channel, StandardCharsets.UTF_8));
-        }
-        catch (RuntimeException ex) {
-            logger.error("Release listener failed", ex);
-        }
-    }
 
     /** Learns about subscription failures, which the container otherwise only logs. */
     private final class Container extends RedisMessageListenerContainer {

@@ -6,11 +6,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 
-import dev.leasehold.engine.LockServerException;
-import dev.leasehold.engine.StarterThreads;
+import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.support.StarterThreads;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
@@ -36,7 +34,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * confirmation of a (re)subscription is delivered like a release message, so waiters look again.
  * Connecting runs on one thread of its own, and so do (un)subscribe commands, which keeps them in order.
  */
-final class ReleaseSubscriptions {
+final class ReleaseSubscriptions extends ReleaseChannels {
 
     private static final Log logger = LogFactory.getLog(ReleaseSubscriptions.class);
 
@@ -48,13 +46,6 @@ final class ReleaseSubscriptions {
 
     private final Listener listener = new Listener();
 
-    private final AtomicBoolean refusalLogged = new AtomicBoolean();
-
-    private volatile Consumer<String> releaseListener = channel -> {
-    };
-
-    private volatile Runnable lostListener = () -> {
-    };
 
     /** Only touched on {@link #thread}. */
     private StatefulRedisPubSubConnection<byte[], byte[]> connection;
@@ -72,16 +63,8 @@ final class ReleaseSubscriptions {
     ReleaseSubscriptions(LettuceConnectionFactory connectionFactory, String keyPrefix) {
         this.connectionFactory = connectionFactory;
         // keeps the connection subscribed (and so watched) between waits
-        this.keepAliveChannel = LettuceLockServer.bytes(keyPrefix + "leasehold:subscription");
+        this.keepAliveChannel = LettuceScripts.bytes(keyPrefix + "leasehold:subscription");
         this.thread = Executors.newSingleThreadExecutor(threads);
-    }
-
-    void onRelease(Consumer<String> listener) {
-        this.releaseListener = listener;
-    }
-
-    void onLost(Runnable listener) {
-        this.lostListener = listener;
     }
 
     /** Whether the server is a Redis Cluster (known without I/O, from the client Spring Data Redis built). */
@@ -93,15 +76,13 @@ final class ReleaseSubscriptions {
         wanted.add(channel);
         CompletableFuture<Void> confirmed = CompletableFuture.supplyAsync(() -> {
             StatefulRedisPubSubConnection<byte[], byte[]> current = connection();
-            byte[] name = LettuceLockServer.bytes(channel);
+            byte[] name = LettuceScripts.bytes(channel);
             return sharded ? current.async().ssubscribe(name) : current.async().subscribe(name);
         }, thread).thenCompose(reply -> reply.toCompletableFuture());
         return confirmed.exceptionallyCompose(ex -> {
-            LockServerException failure = LettuceLockServer.translate(ex);
-            if (failure.kind() == LockServerException.Kind.REFUSED && refusalLogged.compareAndSet(false, true)) {
-                logger.warn("Redis refused to subscribe to " + channel + " (" + failure.getCause().getMessage()
-                        + "). Waiters cannot be woken by releases and look again every second instead. Grant the "
-                        + "Redis user the lock channels, e.g. ACL SETUSER <user> &<leasehold.key-prefix>* (logged once)");
+            LockServerException failure = LettuceScripts.translate(ex);
+            if (failure.kind() == LockServerException.Kind.REFUSED) {
+                refused("to subscribe to " + channel, failure.getCause().getMessage(), "<leasehold.key-prefix>*");
             }
             return CompletableFuture.failedFuture(failure);
         });
@@ -111,7 +92,7 @@ final class ReleaseSubscriptions {
         wanted.remove(channel);
         return CompletableFuture.supplyAsync(() -> {
             if (isOpen()) {
-                byte[] name = LettuceLockServer.bytes(channel);
+                byte[] name = LettuceScripts.bytes(channel);
                 if (sharded) {
                     connection.async().sunsubscribe(name);
                 }
@@ -181,15 +162,6 @@ final class ReleaseSubscriptions {
         threads.stop(thread, Duration.ofSeconds(5), true);
     }
 
-    private void deliver(byte[] channel) {
-        try {
-            releaseListener.accept(new String(channel, StandardCharsets.UTF_8));
-        }
-        catch (RuntimeException ex) {
-            logger.error("Release listener failed", ex);
-        }
-    }
-
     private final class Listener extends RedisPubSubAdapter<byte[], byte[]> implements RedisConnectionStateListener {
 
         @Override
@@ -223,13 +195,7 @@ final class ReleaseSubscriptions {
         @Override
         public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
             if (!closed) {
-                logger.debug("The release subscription connection dropped; waiters look again until it is back");
-                try {
-                    lostListener.run();
-                }
-                catch (RuntimeException ex) {
-                    logger.error("Subscription-lost listener failed", ex);
-                }
+                lost();
             }
         }
     }

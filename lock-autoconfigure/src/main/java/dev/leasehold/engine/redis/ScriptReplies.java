@@ -4,10 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import dev.leasehold.LockMode;
-import dev.leasehold.engine.Grant;
-import dev.leasehold.engine.KeyState;
-import dev.leasehold.engine.LockKeys;
-import dev.leasehold.engine.LockServer.FenceBlock;
+import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.KeyState;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer.FenceBlock;
 
 /** Reads the scripts' replies the same way whichever client carried them (Lettuce, or a template). */
 final class ScriptReplies {

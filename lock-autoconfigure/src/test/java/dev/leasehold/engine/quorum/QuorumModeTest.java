@@ -301,7 +301,7 @@ class QuorumModeTest {
                 wait.join().ifPresent(LockHandle::close);
             }
         }
-        String key = dev.leasehold.engine.LockKeys.of("lock:", "cancelled").lock();
+        String key = dev.leasehold.engine.server.LockKeys.of("lock:", "cancelled").lock();
         Await.until(Duration.ofSeconds(5), "no node holds the key", () -> nodes.servers.stream()
             .allMatch(server -> server.command("EXISTS", key).trim().equals("0")));
         assertThat(client.tryLock("cancelled", Duration.ZERO, null)).isPresent().get().satisfies(LockHandle::close);

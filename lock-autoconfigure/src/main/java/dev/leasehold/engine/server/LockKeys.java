@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.server;
 
 /**
  * The Redis names behind one logical key. They all share the hash tag {@code {logicalKey}}, so every

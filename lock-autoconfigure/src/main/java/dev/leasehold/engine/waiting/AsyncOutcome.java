@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.waiting;
 
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -9,6 +9,8 @@ import java.util.function.Function;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
+import dev.leasehold.engine.key.HeldLock;
+import dev.leasehold.engine.server.LockServerException;
 
 /**
  * What {@code tryLockAsync} returns for an {@link Acquisition}: a stage its caller may cancel (the wait then
@@ -85,7 +87,7 @@ final class AsyncOutcome {
 
     /** A failure made on the thread that ended the wait, anew for the thread that sees it (its stack trace). */
     static RuntimeException rethrown(Throwable error) {
-        Throwable cause = QueueHeadAcquirer.unwrap(error);
+        Throwable cause = LockServerException.unwrap(error);
         if (cause instanceof LockAcquisitionException failure) {
             return new LockAcquisitionException(failure.getKey(), failure.getMessage(), failure.getCause());
         }

@@ -1,17 +1,24 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.waiting;
 
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.key.HeldLock;
+import dev.leasehold.engine.key.KeyLine;
+import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockServerException;
 
 /**
  * One wait for a lock, from joining the key's local queue to the grant or giving up, as a chain of steps
- * that never block: each waits for one thing (its turn at the gate, a Redis reply, the subscription's
+ * that never block: each waits for one thing (its turn in the key's line, a Redis reply, the subscription's
  * confirmation, a release message, a timer) bounded by a timer, and then runs on the thread that ended
  * the wait. Steps run one at a time, so the fields below need no locking; only {@link #cancel()} and
  * shutdown come from outside, and both just end the current wait early ({@link #wakeUp()}).
@@ -20,7 +27,7 @@ import dev.leasehold.LockMode;
  * release message, the blocker's lease end or its own deadline, then try again. On a server that
  * {@link LockServer#queuesWaiters() queues waiters}, a refused try puts this instance in the key's fair
  * queue in Redis (one entry per instance, kept by every try, so it tries at least every
- * {@link FairQueue#REFRESH_MILLIS}); the release that makes it the head grants it the key and wakes this
+ * the fair queue's refresh interval); the release that makes it the head grants it the key and wakes this
  * instance alone, on its own channel, and the next try claims the key. A waiter that gives up takes its
  * entry, and a grant it did not claim, back ({@link LockServer#withdraw}).
  */
@@ -33,7 +40,7 @@ final class Acquisition {
     /** How often a waiter looks again while its channel is not (or no longer) confirmed subscribed. */
     static final long UNSUBSCRIBED_RECHECK_MILLIS = 1000;
 
-    private final QueueHeadAcquirer context;
+    private final WaitContext context;
 
     private final LockKeys keys;
     private final LockMode mode;
@@ -46,7 +53,10 @@ final class Acquisition {
     private final Thread owner;
     private final long startedAt;
     private final long deadline;
-    private final LocalGates.Gate gate;
+    /** This key's state in this JVM: the local queue this acquisition waits in first. */
+    private final KeyLine line;
+
+    private final Consumer<Acquisition> ended;
 
     /** One id per instance: its queue entry (and writer mark) is the instance's, whichever acquisition waits. */
     private final String waiterId;
@@ -58,11 +68,8 @@ final class Acquisition {
 
     private final Waits waits;
 
-    /** Where steps run: the blocking caller's own thread ({@link CallerThreadSteps}), or the engine's. */
-    private final Executor steps;
-
     // the loop's state: steps run one at a time, each after the one before (a happens-before edge)
-    private LocalGates.Waiter waiter;
+    private KeyLine.Waiter waiter;
     private boolean haveTurn;
     private ReleaseSignals.Registration registration;
     private ReleaseSignals.Pending pendingBeforeTry;
@@ -78,12 +85,15 @@ final class Acquisition {
     private long errorBackoff = MIN_ERROR_BACKOFF_MILLIS;
 
     /** Whether it succeeded or ended: a step that fails after that must not give anything back twice. */
-    private volatile boolean ended;
+    private volatile boolean done;
 
-    Acquisition(QueueHeadAcquirer context, LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis,
-            Thread owner, Executor steps) {
+    /** The last fencing token the grant reserved for hand-offs. */
+    private long reservedThrough;
+
+    Acquisition(WaitContext context, LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis,
+            Thread owner, Executor steps, Consumer<Acquisition> ended) {
         this.context = context;
-        this.steps = steps;
+        this.ended = ended;
         this.keys = keys;
         this.mode = mode;
         this.owner = owner;
@@ -95,8 +105,9 @@ final class Acquisition {
         this.waiterId = context.tokens.instanceId();
         this.queues = context.server.queuesWaiters();
         this.channel = queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel();
-        this.waits = new Waits(context, this::stopping);
-        this.gate = context.gates.join(keys.logicalKey());
+        // steps run on the blocking caller's own thread (CallerThreadSteps), or the engine's wait thread
+        this.waits = new Waits(context, this::stopping, steps, this::failed);
+        this.line = context.lines.join(keys.logicalKey());
     }
 
     /** Completes with the lock, or null when the wait ran out; exceptionally with a {@link LockAcquisitionException}. */
@@ -123,11 +134,11 @@ final class Acquisition {
 
     /** Whether it is over: granted, or gave back everything it had (its turn, its place in Redis). */
     boolean ended() {
-        return ended;
+        return done;
     }
 
     void begin() {
-        step(this::enterGate);
+        waits.run(this::enterGate);
     }
 
     private boolean stopping() {
@@ -135,12 +146,12 @@ final class Acquisition {
     }
 
     private void enterGate() {
-        waiter = gate.enter(takeOverMode, owner);
+        waiter = line.enter(takeOverMode, owner);
         then(until(waiter.turn(), deadline - System.nanoTime()), this::turnCame);
     }
 
     private void turnCame() {
-        LocalGates.Turn turn = gate.giveUp(waiter); // the turn if it came, else out of the queue
+        KeyLine.Turn turn = line.giveUp(waiter); // the turn if it came, else out of the queue
         waiter = null;
         if (turn == null) {
             if (stopping()) {
@@ -157,17 +168,13 @@ final class Acquisition {
             attempt();
             return;
         }
-        thenWith(context.handOff.takeOver(handedOver, event -> until(event, context.settings.redisTimeout().toNanos())),
-                takeOver -> {
-                    if (takeOver.lock() != null) {
-                        succeed(takeOver.lock());
-                    }
-                    else if (takeOver.turnKept()) {
-                        attempt();
+        thenWith(context.holdings.takeOver(line, handedOver, event -> until(event, context.settings.redisTimeout().toNanos())),
+                taken -> {
+                    if (taken != null) {
+                        succeed(taken, false);
                     }
                     else {
-                        haveTurn = false; // the lease was lost on the way, which passed the turn on: queue again
-                        enterGate();
+                        attempt(); // it could not be taken over: this waiter keeps its turn and asks Redis
                     }
                 });
     }
@@ -220,7 +227,7 @@ final class Acquisition {
         }
         else {
             if (reply.isDone()) {
-                lastError = QueueHeadAcquirer.unwrap(reply.handle((ignored, error) -> error).join());
+                lastError = LockServerException.unwrap(reply.handle((ignored, error) -> error).join());
             }
             else if (!stopping()) {
                 lastError = new LockServerException(LockServerException.Kind.NO_REPLY,
@@ -235,8 +242,10 @@ final class Acquisition {
                 stop();
                 return;
             }
-            succeed(new HeldLock(keys, mode, token, grant.fencingToken(), owner, renewed, leaseMillis,
-                    context.server.validMillis(leaseMillis), sentAt, gate, context.handOff.newTurn(mode, renewed, grant)));
+            HeldLock lock = new HeldLock(keys, mode, token, grant.fencingToken(), owner, renewed, leaseMillis,
+                    context.server.validMillis(leaseMillis), sentAt, takeOverMode != null && context.server.reservesFences());
+            reservedThrough = grant.reservedThrough();
+            succeed(lock, true);
             return;
         }
         leftSomethingBehind |= writerWaitingMillis > 0 || joinedQueue;
@@ -248,7 +257,7 @@ final class Acquisition {
         if (leftNanos <= 0) {
             if (lastError != null) {
                 end(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey() + "': "
-                        + QueueHeadAcquirer.describe(lastError), lastError));
+                        + LockServerException.describe(lastError), lastError));
             }
             else {
                 end(null);
@@ -288,7 +297,8 @@ final class Acquisition {
     private void sleep(Grant refused) {
         long leftNanos = deadline - System.nanoTime();
         long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(queues
-                ? Math.min(refused.blockedForMillis(), FairQueue.REFRESH_MILLIS) : refused.blockedForMillis()));
+                ? Math.min(refused.blockedForMillis(), context.settings.fairQueue().refreshMillis())
+                : refused.blockedForMillis()));
         if (!registration.subscribed()) {
             waitNanos = Math.min(waitNanos, TimeUnit.MILLISECONDS.toNanos(UNSUBSCRIBED_RECHECK_MILLIS));
         }
@@ -305,87 +315,65 @@ final class Acquisition {
     }
 
     private void then(CompletableFuture<Void> wait, Runnable next) {
-        wait.whenComplete((ignored, error) -> dispatch(next));
+        waits.then(wait, next);
     }
 
-    private <T> void thenWith(CompletableFuture<T> outcome, java.util.function.Consumer<T> next) {
-        outcome.whenComplete((value, error) -> dispatch(() -> {
-            if (error != null) {
-                throw new IllegalStateException("a step failed", error);
-            }
-            next.accept(value);
-        }));
+    private <T> void thenWith(CompletableFuture<T> outcome, Consumer<T> next) {
+        waits.thenWith(outcome, next);
     }
 
-    /**
-     * The next step runs on this acquisition's own executor, never on the thread that ended the wait: that
-     * may be a Redis I/O thread, where a step that has to reconnect (a blocking connect) would hang.
-     */
-    private void dispatch(Runnable next) {
-        try {
-            steps.execute(() -> step(next));
-        }
-        catch (RejectedExecutionException ex) {
-            step(next); // the engine closed: the step only ends the acquisition
-        }
-    }
-
-    /** Runs one step; a bug in it must not leave the caller waiting for ever, nor the queue stuck. */
-    private void step(Runnable next) {
-        try {
-            next.run();
-        }
-        catch (RuntimeException | Error ex) {
-            end(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey()
-                    + "': unexpected failure while waiting (" + ex + ")", ex));
-        }
+    /** A step failed (a bug): it must not leave the caller waiting for ever, nor the queue stuck. */
+    private void failed(Throwable ex) {
+        end(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey()
+                + "': unexpected failure while waiting (" + ex + ")", ex));
     }
 
     /** Ends because of a cancel or shutdown. */
     private void stop() {
-        end(context.shutdown.isDone() && !result.isDone() ? QueueHeadAcquirer.shuttingDown(keys.logicalKey()) : null);
+        end(context.shutdown.isDone() && !result.isDone() ? WaitContext.shuttingDown(keys.logicalKey()) : null);
     }
 
-    private void succeed(HeldLock lock) {
-        ended = true;
+    /** @param fromRedis granted by Redis (the line learns it), not taken over from a local holder */
+    private void succeed(HeldLock lock, boolean fromRedis) {
+        done = true;
         closeRegistration();
-        if (mode == LockMode.READ) {
-            gate.exit(); // readers share the key: the next local waiter may try at once
+        if (fromRedis) {
+            line.granted(lock, reservedThrough); // a reader passes the turn on: readers share the key
         }
-        context.ended(this);
+        ended.accept(this);
         context.observer.acquired(keys.logicalKey(), mode, System.nanoTime() - startedAt);
         if (!result.complete(lock)) {
-            context.unclaimed.accept(lock); // cancelled meanwhile: released as if closed (or handed on)
+            context.holdings.releaseUnclaimed(lock); // cancelled meanwhile: released as if closed (or handed on)
         }
     }
 
     /** Ends without a lock: the wait ran out (null), or an error. */
     private void end(LockAcquisitionException error) {
-        if (ended) {
+        if (done) {
             return;
         }
-        ended = true;
+        done = true;
         closeRegistration();
         if (leftSomethingBehind) {
             context.withdrawAfter(lastReply, keys, waiterId);
         }
         boolean joined = true;
         if (waiter != null) { // only when a step failed while queued
-            LocalGates.Turn turn = gate.giveUp(waiter);
+            KeyLine.Turn turn = line.giveUp(waiter);
             if (turn != null && turn.handedOver() != null) {
-                context.unclaimed.accept(turn.handedOver()); // it has this waiter's turn and gate join now
+                context.holdings.releaseUnclaimed(turn.handedOver()); // it has this waiter's turn and join now
                 joined = false;
             }
             haveTurn |= turn != null && turn.handedOver() == null;
         }
         if (haveTurn) {
             haveTurn = false;
-            gate.exit();
+            line.leaveTurn();
         }
         if (joined) {
-            gate.leave();
+            context.lines.leave(line);
         }
-        context.ended(this);
+        ended.accept(this);
         if (result.isDone()) {
             return; // cancelled: the caller gave up, which is neither a timeout nor a failure
         }

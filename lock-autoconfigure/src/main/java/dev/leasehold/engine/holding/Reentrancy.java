@@ -1,10 +1,11 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.holding;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.key.HeldLock;
 
 /**
  * Which acquisition each thread holds on each key, so that a thread locking a key again joins it (same

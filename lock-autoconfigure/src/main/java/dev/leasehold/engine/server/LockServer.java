@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.server;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;

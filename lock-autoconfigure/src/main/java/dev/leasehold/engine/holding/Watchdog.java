@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.holding;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,6 +12,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 
+import dev.leasehold.engine.LockObserver;
+import dev.leasehold.engine.key.HeldLock;
+import dev.leasehold.engine.key.KeyLine;
+import dev.leasehold.engine.key.KeyLines;
+import dev.leasehold.engine.server.LockServer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -43,6 +48,8 @@ final class Watchdog {
 
     private final LockObserver observer;
 
+    private final KeyLines lines;
+
     private final Set<HeldLock> renewing = ConcurrentHashMap.newKeySet();
 
     private final AtomicBoolean retryScheduled = new AtomicBoolean();
@@ -53,7 +60,8 @@ final class Watchdog {
     private volatile ScheduledFuture<?> ticks;
 
     Watchdog(LockServer server, ScheduledExecutorService scheduler, Duration leaseTime, Duration redisTimeout,
-            BiConsumer<HeldLock, String> onLost, LockObserver observer) {
+            BiConsumer<HeldLock, String> onLost, LockObserver observer, KeyLines lines) {
+        this.lines = lines;
         this.server = server;
         this.scheduler = scheduler;
         this.redisTimeout = redisTimeout;
@@ -121,21 +129,24 @@ final class Watchdog {
             for (int i = 0; i < due.size(); i++) {
                 Boolean renewed = awaitReply(replies.get(i), sentAt);
                 // a lock handed off meanwhile renewed its successor's lease (same token in Redis)
-                HeldLock lock = due.get(i).latest();
+                KeyLine line = lines.line(due.get(i).key());
+                HeldLock lock = line != null ? line.currentHolder(due.get(i)) : due.get(i);
                 if (lock.state.get() != HeldLock.State.HELD || (lock == due.get(i) && !renewing.contains(lock))) {
                     continue;
                 }
                 if (Boolean.TRUE.equals(renewed)) {
-                    lock.leaseEndsAtNanos = sentAt + lock.validMillis * 1_000_000L;
-                    if (lock.turn != null) {
-                        lock.turn.confirmed = lock;
+                    if (line != null) {
+                        line.confirmed(lock, sentAt);
+                    }
+                    else {
+                        lock.confirmedAt(sentAt);
                     }
                 }
                 else if (Boolean.FALSE.equals(renewed)) {
                     renewing.remove(lock);
                     onLost.accept(lock, "Redis refused the renewal: the key expired or is owned by someone else");
                 }
-                else if (System.nanoTime() - lock.leaseEndsAtNanos >= 0) {
+                else if (System.nanoTime() - lock.leaseEndsAtNanos() >= 0) {
                     renewing.remove(lock);
                     onLost.accept(lock, "renewal failed until the lease of " + lock.leaseMillis + " ms ran out");
                 }

@@ -1,13 +1,14 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.holding;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.leasehold.LockHandle;
+import dev.leasehold.engine.key.HeldLock;
 
 /** One acquisition or re-entry; closing it gives back one hold of the shared {@link HeldLock}. */
-final class DefaultLockHandle implements LockHandle {
+public final class DefaultLockHandle implements LockHandle {
 
     private final HeldLock lock;
 
@@ -18,11 +19,11 @@ final class DefaultLockHandle implements LockHandle {
         this.release = release;
     }
 
-    HeldLock lock() {
+    public HeldLock lock() {
         return lock;
     }
 
-    Release release() {
+    public Release release() {
         return release;
     }
 
@@ -33,7 +34,7 @@ final class DefaultLockHandle implements LockHandle {
 
     @Override
     public long fencingToken() {
-        return lock.fencingToken;
+        return lock.fencingToken();
     }
 
     @Override
@@ -53,7 +54,7 @@ final class DefaultLockHandle implements LockHandle {
 
     @Override
     public boolean extend(java.time.Duration lease) {
-        return !release.done.get() && release.engine.extend(lock, lease);
+        return !release.done.get() && release.actions.extend(lock, lease);
     }
 
     @Override
@@ -70,7 +71,7 @@ final class DefaultLockHandle implements LockHandle {
      * What closing does, kept apart from the handle so a {@link java.lang.ref.Cleaner} can run it when a
      * handle is dropped without close (it must not reach the handle itself).
      */
-    static final class Release implements Runnable {
+    public static final class Release implements Runnable {
 
         private final AtomicBoolean done = new AtomicBoolean();
 
@@ -79,11 +80,11 @@ final class DefaultLockHandle implements LockHandle {
 
         private final HeldLock lock;
 
-        private final DefaultLockEngine engine;
+        private final HandleActions actions;
 
-        Release(HeldLock lock, DefaultLockEngine engine) {
+        Release(HeldLock lock, HandleActions actions) {
             this.lock = lock;
-            this.engine = engine;
+            this.actions = actions;
         }
 
         /** Closes and waits for the release (bounded by the Redis timeout). */
@@ -102,12 +103,20 @@ final class DefaultLockHandle implements LockHandle {
         }
 
         /** Closes without waiting; completes once the release is done. */
-        CompletableFuture<Void> runAsync() {
+        public CompletableFuture<Void> runAsync() {
             if (done.compareAndSet(false, true)) {
                 detach();
-                return engine.exit(lock);
+                return actions.exit(lock);
             }
             return CompletableFuture.completedFuture(null);
+        }
+
+        /** What the view of a lock whose handles were all closed closes: nothing. */
+        static Release closed(HeldLock lock, HandleActions actions) {
+            Release release = new Release(lock, actions);
+            release.done.set(true);
+            release.threadBound.set(false);
+            return release;
         }
 
         /** For a lock bound to no thread from the start (taken asynchronously). */
@@ -116,9 +125,9 @@ final class DefaultLockHandle implements LockHandle {
             return this;
         }
 
-        void detach() {
+        public void detach() {
             if (threadBound.compareAndSet(true, false)) {
-                engine.unbind(lock);
+                actions.unbind(lock);
             }
         }
 
@@ -126,7 +135,7 @@ final class DefaultLockHandle implements LockHandle {
         Runnable onGarbageCollected() {
             return () -> {
                 if (!done.get()) {
-                    engine.orphaned(lock);
+                    actions.orphaned(lock);
                     run();
                 }
             };

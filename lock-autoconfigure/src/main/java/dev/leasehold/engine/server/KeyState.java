@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.server;
 
 import dev.leasehold.LockMode;
 

@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.server;
 
 /**
  * A per-server step that did not complete, said in terms the engine can act on and a user can read: whether
@@ -37,12 +37,26 @@ public class LockServerException extends RuntimeException {
         if (grant != null) {
             return !grant.granted();
         }
-        Throwable cause = error;
+        return unwrap(error) instanceof LockServerException failure && failure.kind() == Kind.REFUSED;
+    }
+
+    /** The failure inside the wrappers of futures ({@code CompletionException}, {@code ExecutionException}). */
+    public static Throwable unwrap(Throwable ex) {
+        Throwable cause = ex;
         while ((cause instanceof java.util.concurrent.CompletionException
                 || cause instanceof java.util.concurrent.ExecutionException) && cause.getCause() != null) {
             cause = cause.getCause();
         }
-        return cause instanceof LockServerException failure && failure.kind() == Kind.REFUSED;
+        return cause;
+    }
+
+    /** What went wrong with a step, for a message a user reads. */
+    public static String describe(Throwable error) {
+        Throwable cause = unwrap(error);
+        if (cause instanceof LockServerException) {
+            return cause.getMessage();
+        }
+        return "Redis call failed (" + cause + ")";
     }
 
     public Kind kind() {

@@ -1,25 +1,75 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.waiting;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * The waits of one {@link Acquisition}, one at a time, each bounded by a timer and ended early by a cancel
- * or shutdown ({@link #wakeUp()}), without holding a thread.
+ * or shutdown ({@link #wakeUp()}), without holding a thread; and the step that runs after each, on the
+ * acquisition's own executor.
  */
 final class Waits {
 
-    private final QueueHeadAcquirer context;
+    private final WaitContext context;
 
     private final BooleanSupplier stopping;
 
     /** Completing it ends the current wait at once; replaced by every wait. */
     private volatile CompletableFuture<Void> wake = new CompletableFuture<>();
 
-    Waits(QueueHeadAcquirer context, BooleanSupplier stopping) {
+    /** Where steps run: the blocking caller's own thread ({@link CallerThreadSteps}), or the engine's. */
+    private final Executor steps;
+
+    /** Told when a step threw (a bug). */
+    private final Consumer<Throwable> failed;
+
+    Waits(WaitContext context, BooleanSupplier stopping, Executor steps, Consumer<Throwable> failed) {
         this.context = context;
         this.stopping = stopping;
+        this.steps = steps;
+        this.failed = failed;
+    }
+
+    /** Runs {@code next} once {@code wait} is over. */
+    void then(CompletableFuture<Void> wait, Runnable next) {
+        wait.whenComplete((ignored, error) -> dispatch(next));
+    }
+
+    /** Runs {@code next} with the outcome once it is in. */
+    <T> void thenWith(CompletableFuture<T> outcome, Consumer<T> next) {
+        outcome.whenComplete((value, error) -> dispatch(() -> {
+            if (error != null) {
+                throw new IllegalStateException("a step failed", error);
+            }
+            next.accept(value);
+        }));
+    }
+
+    /**
+     * The next step runs on the acquisition's own executor, never on the thread that ended the wait: that
+     * may be a Redis I/O thread, where a step that has to reconnect (a blocking connect) would hang.
+     */
+    private void dispatch(Runnable next) {
+        try {
+            steps.execute(() -> run(next));
+        }
+        catch (RejectedExecutionException ex) {
+            run(next); // the engine closed: the step only ends the acquisition
+        }
+    }
+
+    /** Runs one step here and now; a step that throws ends the acquisition. */
+    void run(Runnable next) {
+        try {
+            next.run();
+        }
+        catch (RuntimeException | Error ex) {
+            failed.accept(ex);
+        }
     }
 
     /** Ends the current wait now; the acquisition's next step sees why. */

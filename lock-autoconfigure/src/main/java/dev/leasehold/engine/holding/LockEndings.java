@@ -1,21 +1,32 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.holding;
 
+import java.util.Collection;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
+import dev.leasehold.LockHandle;
+import dev.leasehold.engine.LockEngineSettings;
+import dev.leasehold.engine.LockObserver;
+import dev.leasehold.engine.key.HeldLock;
+import dev.leasehold.engine.key.KeyLine;
+import dev.leasehold.engine.key.KeyLines;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockServerException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * How a lock ends: released by its last handle (handed to the next local waiter, or released in Redis),
- * or lost (its lease ran out unrenewed, or Redis refused a renewal). Releases still in flight are tracked,
- * so shutdown can wait for them before the connection goes.
+ * How a lock ends: released by its last handle (handed to the next local waiter, or released in Redis), or lost
+ * (its lease ran out unrenewed, or Redis refused a renewal). Its key's {@link KeyLine} decides the turn; this
+ * talks to Redis and tells whoever held the lock. Releases still in flight are tracked, so shutdown can wait for
+ * them before the connection goes.
  */
 final class LockEndings {
 
-    private static final Log logger = LogFactory.getLog(DefaultLockEngine.class);
+    private static final Log logger = LogFactory.getLog("dev.leasehold.engine.DefaultLockEngine");
 
     private static final CompletableFuture<Void> RELEASED = CompletableFuture.completedFuture(null);
 
@@ -25,21 +36,23 @@ final class LockEndings {
 
     private final LockObserver observer;
 
-    private final LocalHandOff handOff;
+    private final KeyLines lines;
 
-    /** Every lock the engine holds now, attached to a thread or not. */
-    final Set<HeldLock> active = ConcurrentHashMap.newKeySet();
+    /** A handle on a lock for whoever is told it was lost (the lock's outermost handle). */
+    private final Function<HeldLock, LockHandle> view;
 
     /** Locks whose release was sent and not answered yet: closing waits for them before the connection goes. */
     private final Set<HeldLock> releasing = ConcurrentHashMap.newKeySet();
 
     private Watchdog watchdog;
 
-    LockEndings(LockServer server, LockEngineSettings settings, LockObserver observer, LocalHandOff handOff) {
+    LockEndings(LockServer server, LockEngineSettings settings, LockObserver observer, KeyLines lines,
+            Function<HeldLock, LockHandle> view) {
         this.server = server;
         this.settings = settings;
         this.observer = observer;
-        this.handOff = handOff;
+        this.lines = lines;
+        this.view = view;
     }
 
     /** The watchdog reports losses here, and forgets locks this releases (it is made after this). */
@@ -48,15 +61,16 @@ final class LockEndings {
     }
 
     /**
-     * Ends a lock whose last hold was given back ({@code before}: its state then). Completes once Redis
-     * answered, or the Redis timeout passed; it never blocks, so it may be called from an I/O thread.
+     * Ends a lock whose last hold was given back ({@code before}: its state then). Completes once Redis answered,
+     * or the Redis timeout passed; it never blocks, so it may be called from an I/O thread.
      */
     CompletableFuture<Void> release(HeldLock lock, HeldLock.State before) {
         watchdog.forget(lock);
-        active.remove(lock);
         observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
-        if (handOff.tryHandOff(lock, before)) {
-            lock.gate.leave(); // the next local holder has the key now, and Redis was not told
+        KeyLine line = lines.line(lock.key());
+        KeyLine.Release outcome = line != null ? line.release(lock, before) : new KeyLine.Release(null, java.util.List.of());
+        if (outcome.handedOff()) {
+            lines.leave(line); // the next local holder has the key now, and Redis was not told
             return RELEASED;
         }
         releasing.add(lock);
@@ -69,52 +83,48 @@ final class LockEndings {
         catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
         }
-        // the next local waiter may go now, not a round trip later: its acquire follows the release on
-        // the same connection, and Redis runs them in that order (if the release is lost, it waits as usual)
-        lock.openGate();
         return reply.orTimeout(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS).handle((released, error) -> {
             try {
                 if (error != null) {
-                    logger.warn("Could not release " + lock + " (" + QueueHeadAcquirer.describe(error)
+                    logger.warn("Could not release " + lock + " (" + LockServerException.describe(error)
                             + "); it will expire within " + lock.leaseMillis + " ms");
                 }
                 else if (!released && before == HeldLock.State.HELD) {
                     // the lease ran out before release and nobody noticed yet (e.g. a fixed lease just expired)
                     lock.state.set(HeldLock.State.LOST);
                     String reason = "it was no longer held in Redis when released (the lease ran out)";
-                    reportChainLost(lock, reason);
+                    reportChain(outcome.unconfirmed(), reason);
                     reportLost(lock, reason);
                     lock.state.set(HeldLock.State.RELEASED);
                 }
             }
             finally {
-                lock.gate.leave();
+                if (line != null) {
+                    lines.leave(line);
+                }
                 releasing.remove(lock);
             }
             return null;
         });
     }
 
-    /** The watchdog found the lease lost. */
+    /** The lease of a held lock was found lost: another client may take the key now, so may this JVM's next waiter. */
     void lose(HeldLock lock, String reason) {
         if (lock.state.compareAndSet(HeldLock.State.HELD, HeldLock.State.LOST)) {
-            // another client may take the key now: so may this JVM's next waiter, not only after close()
-            lock.openGate();
-            reportChainLost(lock, reason);
+            KeyLine line = lines.line(lock.key());
+            if (line != null) {
+                reportChain(line.lost(lock), reason);
+            }
             reportLost(lock, reason);
         }
     }
 
     /**
-     * The lease of a lock that was handed off locally is found lost: the threads that held it since Redis
-     * last confirmed it (and have released it since) held it unconfirmed too, so each of them is told.
+     * A lock that was handed off locally is found lost: the threads that held it since Redis last confirmed it
+     * (and have released it since) held it unconfirmed too, so each of them is told.
      */
-    void reportChainLost(HeldLock lock, String reason) {
-        HeldLock.Turn turn = lock.turn;
-        if (turn == null) {
-            return;
-        }
-        for (HeldLock holder = turn.confirmed; holder != null && holder != lock; holder = holder.successor) {
+    void reportChain(Collection<HeldLock> holders, String reason) {
+        for (HeldLock holder : holders) {
             if (holder.state.get() == HeldLock.State.RELEASED) {
                 reportLost(holder, reason + "; found after it had handed the lock on, and Redis had not confirmed "
                         + "the lease since before it held it");
@@ -123,8 +133,8 @@ final class LockEndings {
     }
 
     /**
-     * A caller received the lock's handle: from now on a loss is reported to it, and one found before (while
-     * the handle was on its way) is reported now.
+     * A caller received the lock's handle: from now on a loss is reported to it, and one found before (while the
+     * handle was on its way) is reported now.
      */
     void delivered(HeldLock lock) {
         lock.delivered = true;
@@ -144,12 +154,12 @@ final class LockEndings {
         }
         logger.warn("Lost " + lock + " held by thread '" + lock.ownerName() + "': " + reason
                 + ". Another owner may hold it now; work done under it is no longer protected.");
-        observer.lost(lock.view(), reason);
+        observer.lost(view.apply(lock), reason);
     }
 
     /**
-     * Releases other threads sent just before close (a shutdown hook unlocking) must reach Redis before
-     * the server's connection closes, or their keys would block others for a whole lease.
+     * Releases other threads sent just before close (a shutdown hook unlocking) must reach Redis before the
+     * server's connection closes, or their keys would block others for a whole lease.
      */
     void awaitReleasesInFlight() {
         long deadline = System.nanoTime() + settings.redisTimeout().toNanos() + 100_000_000L;

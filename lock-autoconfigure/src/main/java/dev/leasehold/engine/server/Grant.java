@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.server;
 
 /**
  * One server's answer to an acquire: granted with a fencing token (and the tokens reserved behind it for

@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.waiting;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;

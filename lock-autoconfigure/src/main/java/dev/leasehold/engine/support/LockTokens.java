@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.support;
 
 import java.lang.management.ManagementFactory;
 import java.security.NoSuchAlgorithmException;

@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.waiting;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -6,6 +6,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+
+import dev.leasehold.engine.server.LockServer;
 
 /**
  * Wakes local waiters when a lock is released anywhere. All waiters of this JVM share one subscription

@@ -1,4 +1,4 @@
-package dev.leasehold.engine;
+package dev.leasehold.engine.holding;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -7,6 +7,9 @@ import java.util.function.BiConsumer;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
+import dev.leasehold.engine.key.HeldLock;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockServerException;
 
 /** {@link LockHandle#extend}: more time for a fixed lease, compare-then-extend on the server. */
 final class LeaseExtension {
@@ -53,15 +56,15 @@ final class LeaseExtension {
         }
         catch (Exception ex) {
             throw new LockAcquisitionException(lock.key(), "Could not extend the lease of '" + lock.key()
-                    + "': Redis did not answer within " + redisTimeout + " (" + QueueHeadAcquirer.unwrap(ex)
-                    + "); the lease runs on as before", QueueHeadAcquirer.unwrap(ex));
+                    + "': Redis did not answer within " + redisTimeout + " (" + LockServerException.unwrap(ex)
+                    + "); the lease runs on as before", LockServerException.unwrap(ex));
         }
         if (!extended) {
             onLost.accept(lock, "Redis refused to extend the lease: the key expired or is owned by someone else");
             return false;
         }
         watchdog.forget(lock);
-        lock.leaseEndsAtNanos = sentAt + leaseMillis * 1_000_000L;
+        lock.extendedAt(sentAt, leaseMillis);
         if (lock.state.get() != HeldLock.State.HELD) {
             return false;
         }

@@ -1,0 +1,73 @@
+package dev.leasehold.engine.holding;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+import dev.leasehold.engine.key.HeldLock;
+import dev.leasehold.engine.key.KeyLine;
+import dev.leasehold.engine.server.LockServer;
+
+/**
+ * Taking over a lock that a releasing holder of this JVM handed to a waiter ({@link KeyLine#release}): at once
+ * when its fencing token came from the reserved block, otherwise after one round trip that reserves the next
+ * block, checks that the owner token still holds the key, renews the lease and tells whether other instances
+ * queue (which ends the turn).
+ * <p>
+ * Why a hand-off is as safe as a release and a new acquire: Redis still holds the key for this JVM under one
+ * owner token, and inside the JVM the turn passes from one thread to the next (the previous holder is done before
+ * the next is given the lock), as it would through Redis. Every hand-off is a new acquisition with its own fencing
+ * token, from a block the grant reserved in the key's counter (the counter then stands at the block's end, so the
+ * next grant to any client is above every token of the block); a Redis restart that loses the counter cannot make
+ * tokens go back, since blocks are a few tokens wide and the counter's rule keeps tokens above the server clock in
+ * µs. A lock is handed off only while its lease estimate holds, and the successor inherits that estimate.
+ */
+final class HandOffs {
+
+    private final LockServer server;
+
+    private final LockEndings endings;
+
+    HandOffs(LockServer server, LockEndings endings) {
+        this.server = server;
+        this.endings = endings;
+    }
+
+    /**
+     * Takes over a lock handed to a waiter; never blocks, never completes exceptionally. Completes with the lock
+     * when it is ready, or null when the waiter must ask Redis itself (it keeps its turn).
+     * @param bounded waits for a reply at most the Redis timeout (or until the waiter stops)
+     */
+    CompletableFuture<HeldLock> takeOver(KeyLine line, HeldLock successor,
+            Function<CompletableFuture<?>, CompletableFuture<Void>> bounded) {
+        if (successor.fencingToken() != 0) {
+            return CompletableFuture.completedFuture(line.takenOver(successor) ? successor : null);
+        }
+        long sentAt = System.nanoTime();
+        CompletableFuture<LockServer.FenceBlock> reply;
+        try {
+            reply = server.reserveFences(successor.keys, successor.token, successor.leaseMillis);
+        }
+        catch (RuntimeException ex) {
+            reply = CompletableFuture.failedFuture(ex);
+        }
+        CompletableFuture<LockServer.FenceBlock> reserved = reply;
+        return bounded.apply(reserved).thenApply(ignored -> {
+            if (reserved.isDone() && !reserved.isCompletedExceptionally()) {
+                LockServer.FenceBlock block = reserved.join();
+                if (block == null) {
+                    // the token no longer holds the key: the lease was lost under the holders before this one
+                    endings.reportChain(line.takeOverFailed(successor, true),
+                            "Redis no longer held the key when the next fencing tokens were reserved");
+                    return null;
+                }
+                line.reserved(successor, block, sentAt);
+                return line.takenOver(successor) ? successor : null;
+            }
+            // no answer (or the waiter gave up): whether the key is still ours is unknown; give it back once the
+            // reply is in (the reservation may still run): compare-and-delete
+            reserved.whenComplete((block, error) -> server.release(successor.keys, successor.mode, successor.token));
+            line.takeOverFailed(successor, false);
+            return null;
+        });
+    }
+}

@@ -1,0 +1,23 @@
+package dev.leasehold.engine.key;
+
+import java.time.Duration;
+
+/**
+ * When a releasing holder may hand its lock to the next local waiter instead of releasing it in Redis.
+ * @param maxHandOffs hand-offs in one turn before the key goes back through Redis, so other instances get their
+ * chance (0: never hand off)
+ * @param turnCheck how long a turn hands off without asking Redis whether other instances queue: with long
+ * critical sections, a waiting instance then waits about one section more, not a whole block of them
+ * @param redisTimeout a lock is handed off only while its lease estimate has more than this left, so the successor's
+ * watchdog can renew it in time
+ */
+public record HandOffRules(int maxHandOffs, Duration turnCheck, Duration redisTimeout) {
+
+    long turnCheckNanos() {
+        return turnCheck.toNanos();
+    }
+
+    long redisTimeoutMillis() {
+        return redisTimeout.toMillis();
+    }
+}

@@ -1,0 +1,152 @@
+package dev.leasehold.engine.key;
+
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.LockKeys;
+
+/**
+ * One acquisition of a key in this JVM, shared by the handles of its re-entries: its owner token in Redis, its
+ * fencing token, its lease estimate and how it ends. Whose turn the key is, and hand-offs, are its
+ * {@link KeyLine}'s business.
+ */
+public final class HeldLock {
+
+    /** How the acquisition stands: held, given back, or lost (its lease ran out or Redis refused a renewal). */
+    public enum State {
+        HELD, RELEASED, LOST
+    }
+
+    public final LockKeys keys;
+
+    public final LockMode mode;
+
+    /** The owner token in Redis (the same for every lock of one hand-off chain). */
+    public final String token;
+
+    /** The thread it is re-entrant for; null for a lock taken asynchronously (bound to no thread). */
+    public final Thread owner;
+
+    /** True when the watchdog renews the lease; false for a fixed lease. */
+    public final boolean renewed;
+
+    public final long leaseMillis;
+
+    /** How long after a confirmed acquire or renewal was sent the lease counts as held (LockServer#validMillis). */
+    public final long validMillis;
+
+    public final long acquiredAtNanos;
+
+    /** Whether it may be handed to a local waiter: an exclusive watchdog lock on a server that reserves tokens. */
+    final boolean handOffable;
+
+    /** Open handles of this acquisition; changed only while holding this object's monitor (see Reentrancy). */
+    public final AtomicInteger holds = new AtomicInteger(1);
+
+    /** Open handles that still tie this lock to its owner thread for re-entrancy (not detached); ditto. */
+    public final AtomicInteger threadBoundHolds = new AtomicInteger(1);
+
+    public final AtomicReference<State> state = new AtomicReference<>(State.HELD);
+
+    /** Whether a loss was reported for this lock (at most once). */
+    public final AtomicBoolean lossReported = new AtomicBoolean();
+
+    /** Set once before the lock is delivered (a hand-off may reserve it after the turn passed). */
+    private volatile long fencingToken;
+
+    /** Local estimate of when the lease ends: the send time of the last confirmed write plus {@link #validMillis}. */
+    private volatile long leaseEndsAtNanos;
+
+    /** The watchdog's timer at the end of a fixed lease. */
+    public volatile ScheduledFuture<?> expiryCheck;
+
+    /**
+     * Whether a caller received this acquisition's handle. Only such locks are reported lost: a lock made for a
+     * hand-off still on its way, or granted to a wait cancelled meanwhile, was never anyone's.
+     */
+    public volatile boolean delivered;
+
+    /** Why it was found lost before it was delivered: reported at delivery, if it gets there. */
+    public volatile String undeliveredLoss;
+
+    /** {@code holdAtLeast} in ms (0 = none): the release keeps the key until this long after the grant. */
+    public volatile long holdAtLeastMillis;
+
+    /**
+     * @param sentAtNanos when the write that confirmed the lease was sent (the lease estimate counts from there)
+     * @param handOffable whether it may be handed to a local waiter
+     */
+    public HeldLock(LockKeys keys, LockMode mode, String token, long fencingToken, Thread owner, boolean renewed,
+            long leaseMillis, long validMillis, long sentAtNanos, boolean handOffable) {
+        this.keys = keys;
+        this.mode = mode;
+        this.token = token;
+        this.fencingToken = fencingToken;
+        this.owner = owner;
+        this.renewed = renewed;
+        this.leaseMillis = leaseMillis;
+        this.validMillis = validMillis;
+        this.acquiredAtNanos = System.nanoTime();
+        this.leaseEndsAtNanos = sentAtNanos + validMillis * 1_000_000L;
+        this.handOffable = handOffable;
+    }
+
+    public long fencingToken() {
+        return fencingToken;
+    }
+
+    void fencingToken(long token) {
+        this.fencingToken = token;
+    }
+
+    /** Redis confirmed the lease with a write sent at {@code sentAtNanos} (a grant, renewal or reservation). */
+    public void confirmedAt(long sentAtNanos) {
+        this.leaseEndsAtNanos = sentAtNanos + validMillis * 1_000_000L;
+    }
+
+    /** A fixed lease extended to {@code leaseMillis} from a write sent at {@code sentAtNanos}. */
+    public void extendedAt(long sentAtNanos, long leaseMillis) {
+        this.leaseEndsAtNanos = sentAtNanos + leaseMillis * 1_000_000L;
+    }
+
+    /** When the local estimate says the lease ends. */
+    public long leaseEndsAtNanos() {
+        return leaseEndsAtNanos;
+    }
+
+    public String key() {
+        return keys.logicalKey();
+    }
+
+    public boolean exclusive() {
+        return mode != LockMode.READ;
+    }
+
+    /** Held, and its lease known good: the local estimate has not run out. */
+    public boolean isHeld() {
+        return state.get() == State.HELD && System.nanoTime() - leaseEndsAtNanos < 0;
+    }
+
+    public long leaseLeftMillis() {
+        return Math.max(0, (leaseEndsAtNanos - System.nanoTime()) / 1_000_000L);
+    }
+
+    /** How long the key must still stay taken for {@link #holdAtLeastMillis} (0 when passed). */
+    public long holdLeftMillis() {
+        long hold = holdAtLeastMillis;
+        return hold <= 0 ? 0 : Math.max(0, hold - (System.nanoTime() - acquiredAtNanos) / 1_000_000L);
+    }
+
+    /** For logs and diagnostics. */
+    public String ownerName() {
+        return owner != null ? owner.getName() : "(none: taken asynchronously)";
+    }
+
+    @Override
+    public String toString() {
+        return mode + " lock '" + key() + "' (fencing token " + fencingToken + ", " + state.get() + ")";
+    }
+}

@@ -1,0 +1,98 @@
+package dev.leasehold.engine.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import dev.leasehold.engine.redis.ScriptedLockServer.Reply;
+import dev.leasehold.engine.server.LockServerException;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+
+/** Scripts on Lettuce's asynchronous API, and Lettuce's failures in the engine's terms. */
+final class LettuceScripts {
+
+    private LettuceScripts() {
+    }
+
+    /**
+     * EVALSHA, and EVAL when the server's script cache is empty (first use, restart, failover, SCRIPT FLUSH); the
+     * future completes after the last command sent. Fails with a {@link LockServerException}.
+     */
+    static <T> CompletableFuture<T> eval(RedisClusterAsyncCommands<byte[], byte[]> commands, LockScript script,
+            Reply reply, List<String> keys, List<String> args) {
+        return eval(commands, script, reply, keys, args, null);
+    }
+
+    /** @param cached completed with whether the script was in the server's cache (no EVAL needed), when given */
+    @SuppressWarnings("unchecked")
+    static <T> CompletableFuture<T> eval(RedisClusterAsyncCommands<byte[], byte[]> commands, LockScript script,
+            Reply reply, List<String> keys, List<String> args, CompletableFuture<Boolean> cached) {
+        ScriptOutputType type = reply == Reply.LIST ? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
+        byte[][] keyBytes = bytes(keys);
+        byte[][] argBytes = bytes(args);
+        CompletableFuture<T> sent;
+        try {
+            // dispatching may throw too (a connection whose client resources were shut down under it)
+            sent = (CompletableFuture<T>) commands.evalsha(script.sha1(), type, keyBytes, argBytes).toCompletableFuture();
+        }
+        catch (RuntimeException ex) {
+            return CompletableFuture.failedFuture(translate(ex));
+        }
+        return sent.exceptionallyCompose(ex -> {
+            if (!isNoScript(ex)) {
+                return CompletableFuture.<T>failedFuture(ex);
+            }
+            if (cached != null) {
+                cached.complete(false);
+            }
+            return (CompletableFuture<T>) commands.eval(script.body(), type, keyBytes, argBytes).toCompletableFuture();
+        })
+            .exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
+    }
+
+    /** Says what happened in the engine's terms: whether the command may still run decides a take-back. */
+    static LockServerException translate(Throwable ex) {
+        Throwable cause = LockServerException.unwrap(ex);
+        if (cause instanceof LockServerException own) {
+            return own;
+        }
+        if (cause instanceof RedisCommandExecutionException) {
+            return new LockServerException(LockServerException.Kind.REFUSED, String.valueOf(cause.getMessage()), cause);
+        }
+        if (cause instanceof RedisConnectionException) {
+            return new LockServerException(LockServerException.Kind.UNAVAILABLE, String.valueOf(cause.getMessage()), cause);
+        }
+        if (cause instanceof IllegalStateException) {
+            // Spring Data Redis: the connection factory was stopped or destroyed (the application is shutting down)
+            return new LockServerException(LockServerException.Kind.UNAVAILABLE,
+                    "the Redis connection factory is not running (" + cause.getMessage() + ")", cause);
+        }
+        return new LockServerException(LockServerException.Kind.NO_REPLY, String.valueOf(cause), cause);
+    }
+
+    static boolean isNoScript(Throwable ex) {
+        for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+            if (cause instanceof RedisNoScriptException
+                    || (cause.getMessage() != null && cause.getMessage().startsWith("NOSCRIPT"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static byte[] bytes(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[][] bytes(List<String> values) {
+        byte[][] result = new byte[values.size()][];
+        for (int i = 0; i < result.length; i++) {
+            result[i] = bytes(values.get(i));
+        }
+        return result;
+    }
+}

@@ -1,0 +1,234 @@
+package dev.leasehold.engine.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.KeyState;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockServerException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * The per-server steps on one Redis server (standalone, Sentinel master or Cluster): which script each step runs,
+ * with which keys and arguments, what its reply means, and the replica-acknowledgement rule; written once for
+ * every Redis client. A subclass carries the round trips ({@link #eval}, {@link #evalAcknowledged}) and the
+ * release messages.
+ */
+public abstract class ScriptedLockServer implements LockServer {
+
+    private static final Log logger = LogFactory.getLog(ScriptedLockServer.class);
+
+    /** What a script answers: a list, or a number. */
+    protected enum Reply {
+        LIST, NUMBER
+    }
+
+    /** The reply of a script and how many replicas acknowledged it ({@code WAIT}). */
+    protected record Acknowledged<T>(T value, long acknowledgements) {
+    }
+
+    private final int ackReplicas;
+
+    private final Duration ackTimeout;
+
+    /** Quorum mode: fencing tokens from a plain counter that never expires, not from the server clock. */
+    private final boolean countingFence;
+
+    private final AtomicBoolean publishRefusalLogged = new AtomicBoolean();
+
+    /** The fair queue's timing and the token block size ({@code leasehold.fair-queue.*}, {@code leasehold.hand-off.token-block}). */
+    private volatile FairQueue queue = FairQueue.DEFAULTS;
+
+    /**
+     * @param ackReplicas replicas that must acknowledge a grant or renewal before it counts; 0 for none
+     * @param countingFence a quorum node's counter (see {@code fence.lua}); such a server neither queues waiters
+     * nor is acknowledged by replicas
+     */
+    protected ScriptedLockServer(int ackReplicas, Duration ackTimeout, boolean countingFence) {
+        this.ackReplicas = ackReplicas;
+        this.ackTimeout = Objects.requireNonNull(ackTimeout, "ackTimeout");
+        this.countingFence = countingFence;
+    }
+
+    /** Uses this fair-queue timing and token block size instead of the defaults; returns this. */
+    public ScriptedLockServer fairQueue(FairQueue queue) {
+        this.queue = Objects.requireNonNull(queue, "queue");
+        return this;
+    }
+
+    /** One script round trip, EVALSHA with EVAL on NOSCRIPT; fails with a {@link LockServerException}. */
+    protected abstract <T> CompletableFuture<T> eval(LockScript script, Reply reply, List<String> keys, List<String> args);
+
+    /**
+     * The script, then {@code WAIT} for {@code replicas} replicas on the same connection (only asked when
+     * replica acknowledgement is on); fails with a {@link LockServerException}.
+     */
+    protected abstract <T> CompletableFuture<Acknowledged<T>> evalAcknowledged(LockScript script, Reply reply,
+            List<String> keys, List<String> args, int replicas, Duration timeout);
+
+    /**
+     * A write that must stay in order with this key's acknowledged writes (a release, a take-back): on the
+     * connection those go on, when it is another one.
+     */
+    protected <T> CompletableFuture<T> evalInOrder(LockScript script, Reply reply, List<String> keys, List<String> args) {
+        return eval(script, reply, keys, args);
+    }
+
+    /** {@code "sharded"} where releases wake waiters with SPUBLISH (a Redis 7+ Cluster), else empty (PUBLISH). */
+    protected String publishMode() {
+        return "";
+    }
+
+    protected final boolean acknowledged() {
+        return ackReplicas > 0;
+    }
+
+    @Override
+    public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
+            long writerWaitingMillis, String waiterId, boolean joinQueue) {
+        LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
+        List<String> scriptKeys = List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(),
+                keys.queueExpiry());
+        List<String> args = List.of(token, Long.toString(leaseMillis), Long.toString(writerWaitingMillis), waiterId,
+                fenceMode(), joinQueue && queuesWaiters() ? "1" : "", Long.toString(queue.entryMillis()),
+                Integer.toString(reservesFences() ? queue.tokenBlock() : 1));
+        if (!acknowledged()) {
+            return this.<List<?>>eval(script, Reply.LIST, scriptKeys, args).thenApply(ScriptReplies::toGrant);
+        }
+        return this.<List<?>>evalAcknowledged(script, Reply.LIST, scriptKeys, args, ackReplicas, ackTimeout)
+            .thenCompose(acked -> {
+                Grant grant = ScriptReplies.toGrant(acked.value());
+                if (!grant.granted() || acked.acknowledgements() >= ackReplicas) {
+                    return CompletableFuture.completedFuture(grant);
+                }
+                // not on enough replicas: a failover could lose it, so it does not count; take it back first
+                return release(keys, mode, token).handle((released, error) -> {
+                    throw notAcknowledged("grant", acked.acknowledgements());
+                });
+            });
+    }
+
+    /** Quorum nodes (counting fence) keep the broadcast wake-up: the queue is per server, not per quorum. */
+    @Override
+    public boolean queuesWaiters() {
+        return !countingFence;
+    }
+
+    @Override
+    public boolean reservesFences() {
+        return !countingFence;
+    }
+
+    @Override
+    public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
+        // a quorum node (counting fence) reserves too: QuorumLockServer takes the block from a majority
+        List<String> scriptKeys = List.of(keys.lock(), keys.fence(), keys.queue(), keys.queueExpiry());
+        List<String> args = List.of(token, Long.toString(leaseMillis), Integer.toString(queue.tokenBlock()), fenceMode());
+        if (!acknowledged()) {
+            return this.<List<?>>eval(LockScript.RESERVE_FENCES, Reply.LIST, scriptKeys, args)
+                .thenApply(ScriptReplies::toFenceBlock);
+        }
+        // it renews the lease, so it counts only once acknowledged, like a renewal: a block that was not is no
+        // confirmation of the lease (the hand-off then gives the key back and goes through Redis)
+        return this.<List<?>>evalAcknowledged(LockScript.RESERVE_FENCES, Reply.LIST, scriptKeys, args, ackReplicas,
+                ackTimeout).thenApply(acked -> {
+                    FenceBlock block = ScriptReplies.toFenceBlock(acked.value());
+                    if (block != null && acked.acknowledgements() < ackReplicas) {
+                        throw notAcknowledged("token reservation (which renews the lease)", acked.acknowledgements());
+                    }
+                    return block;
+                });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
+        boolean shared = mode == LockMode.READ;
+        LockScript script = shared ? LockScript.RENEW_SHARED : LockScript.RENEW_EXCLUSIVE;
+        List<String> scriptKeys = List.of(shared ? keys.readers() : keys.lock());
+        List<String> args = List.of(token, Long.toString(leaseMillis));
+        if (!acknowledged()) {
+            return this.<Long>eval(script, Reply.NUMBER, scriptKeys, args).thenApply(result -> result == 1L);
+        }
+        return this.<Long>evalAcknowledged(script, Reply.NUMBER, scriptKeys, args, ackReplicas, ackTimeout)
+            .thenApply(acked -> {
+                if (acked.value() == 1L && acked.acknowledgements() < ackReplicas) {
+                    // an unconfirmed renewal: the watchdog retries, and loses the lock if the lease ends first
+                    throw notAcknowledged("renewal", acked.acknowledgements());
+                }
+                return acked.value() == 1L;
+            });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
+        return release(keys, mode, token, 0);
+    }
+
+    /** With {@code keepMillis > 0} (a holdAtLeast not yet passed) the key stays taken that long instead. */
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
+        boolean shared = mode == LockMode.READ;
+        LockScript script = shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE;
+        List<String> scriptKeys = shared ? List.of(keys.readers(), keys.lock(), keys.queue(), keys.queueExpiry())
+                : List.of(keys.lock(), keys.queue(), keys.queueExpiry());
+        List<String> args = List.of(token, keys.channel(), publishMode(), Long.toString(Math.max(0, keepMillis)),
+                queueMode(), Long.toString(queue.claimMillis()));
+        return this.<Long>evalInOrder(script, Reply.NUMBER, scriptKeys, args).thenApply(result -> {
+            if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
+                logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "
+                        + "channel). Locks are released, but waiters in other JVMs wake only at their safety re-check. "
+                        + "Grant the channels, e.g. ACL SETUSER <user> &" + ScriptReplies.channelPattern(keys)
+                        + " (logged once)");
+            }
+            return result >= 1L;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
+        return this.<Long>eval(LockScript.WITHDRAW, Reply.NUMBER,
+                List.of(keys.writerWaiting(), keys.lock(), keys.readers(), keys.queue(), keys.queueExpiry()),
+                List.of(waiterId, keys.channel(), publishMode(), queueMode(), Long.toString(queue.claimMillis())))
+            .thenApply(result -> result == 1L);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> isLocked(LockKeys keys) {
+        return this.<Long>eval(LockScript.IS_LOCKED, Reply.NUMBER, List.of(keys.lock(), keys.readers()), List.of())
+            .thenApply(result -> result == 1L);
+    }
+
+    @Override
+    public CompletableFuture<KeyState> inspect(LockKeys keys) {
+        return this.<List<?>>eval(LockScript.INSPECT, Reply.LIST,
+                List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue()), List.of())
+            .thenApply(result -> ScriptReplies.toKeyState(keys.logicalKey(), result));
+    }
+
+    /** Raises the key's fencing counter to at least {@code atLeast}; answers the counter after the call (quorum). */
+    public CompletableFuture<Long> raiseFence(LockKeys keys, long atLeast) {
+        return eval(LockScript.RAISE_FENCE, Reply.NUMBER, List.of(keys.fence()), List.of(Long.toString(atLeast)));
+    }
+
+    private String fenceMode() {
+        return countingFence ? "count" : "clock";
+    }
+
+    private String queueMode() {
+        return queuesWaiters() ? "queued" : "";
+    }
+
+    private LockServerException notAcknowledged(String what, long acknowledgements) {
+        return new LockServerException(LockServerException.Kind.REFUSED, "the " + what + " was acknowledged by "
+                + acknowledgements + " of the " + ackReplicas + " replicas that leasehold.replica-ack.replicas"
+                + " asks for within leasehold.replica-ack.timeout (" + ackTimeout + ")", null);
+    }
+}

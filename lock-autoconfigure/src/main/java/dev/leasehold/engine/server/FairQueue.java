@@ -1,0 +1,63 @@
+package dev.leasehold.engine.server;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The timing of the fair queue that waiting instances form in Redis (see {@code queue.lua}), and the size of the
+ * fencing-token blocks a grant reserves for hand-offs: a waiter refreshes its entry at every try, and tries at
+ * least every {@code refreshInterval}; an entry not refreshed for {@code entryTimeout} is gone (its instance
+ * crashed or left), and a grant its instance does not claim within {@code claimTimeout} lapses, so a dead
+ * instance delays the queue by seconds at most, never by a lease.
+ * @param entryTimeout how long an instance's queue entry lasts without a refresh ({@code leasehold.fair-queue.entry-timeout})
+ * @param claimTimeout how long a grant to the queue's head waits to be claimed ({@code leasehold.fair-queue.claim-timeout})
+ * @param refreshInterval the longest a queued instance goes without trying ({@code leasehold.fair-queue.refresh-interval})
+ * @param tokenBlock fencing tokens an exclusive grant reserves behind its own, for hand-offs inside the holder's
+ * JVM ({@code leasehold.hand-off.token-block})
+ */
+public record FairQueue(Duration entryTimeout, Duration claimTimeout, Duration refreshInterval, int tokenBlock) {
+
+    /** Today's timing: 3 s entries, 3 s claims, a try at least every second, blocks of 16 tokens. */
+    public static final FairQueue DEFAULTS = new FairQueue(Duration.ofSeconds(3), Duration.ofSeconds(3),
+            Duration.ofSeconds(1), 16);
+
+    public FairQueue {
+        Objects.requireNonNull(entryTimeout, "entryTimeout");
+        Objects.requireNonNull(claimTimeout, "claimTimeout");
+        Objects.requireNonNull(refreshInterval, "refreshInterval");
+        if (refreshInterval.isNegative() || refreshInterval.isZero()) {
+            throw new IllegalArgumentException("leasehold.fair-queue.refresh-interval must be positive, was "
+                    + refreshInterval);
+        }
+        // an entry must outlive the gap between two tries, or a live waiter drops out of the queue
+        if (entryTimeout.compareTo(refreshInterval.multipliedBy(2)) < 0) {
+            throw new IllegalArgumentException("leasehold.fair-queue.entry-timeout (" + entryTimeout
+                    + ") must be at least twice leasehold.fair-queue.refresh-interval (" + refreshInterval + ")");
+        }
+        // a grant whose wake-up was lost is claimed by the next regular try
+        if (claimTimeout.compareTo(refreshInterval.multipliedBy(2)) < 0) {
+            throw new IllegalArgumentException("leasehold.fair-queue.claim-timeout (" + claimTimeout
+                    + ") must be at least twice leasehold.fair-queue.refresh-interval (" + refreshInterval + ")");
+        }
+        if (tokenBlock < 1) {
+            throw new IllegalArgumentException("leasehold.hand-off.token-block must be at least 1, was " + tokenBlock);
+        }
+    }
+
+    public long entryMillis() {
+        return entryTimeout.toMillis();
+    }
+
+    public long claimMillis() {
+        return claimTimeout.toMillis();
+    }
+
+    public long refreshMillis() {
+        return refreshInterval.toMillis();
+    }
+
+    /** The channel on which one waiting instance is told that its turn came. */
+    public static String waiterChannel(LockKeys keys, String waiterId) {
+        return keys.channel() + ":" + waiterId;
+    }
+}

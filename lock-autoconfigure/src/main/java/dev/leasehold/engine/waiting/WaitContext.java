@@ -1,0 +1,101 @@
+package dev.leasehold.engine.waiting;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.leasehold.LockAcquisitionException;
+import dev.leasehold.LockMode;
+import dev.leasehold.engine.LockEngineSettings;
+import dev.leasehold.engine.LockObserver;
+import dev.leasehold.engine.holding.Holdings;
+import dev.leasehold.engine.key.KeyLines;
+import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.support.LockTokens;
+
+/**
+ * What the {@link Acquisition}s of one engine share: the server, the keys' lines, the release signals, the locks
+ * held, a timer, and the rules for what a waiter leaves behind in Redis (an acquire whose outcome it did not
+ * learn, its queue entry).
+ */
+final class WaitContext {
+
+    final LockServer server;
+
+    final LockEngineSettings settings;
+
+    final LockTokens tokens;
+
+    final ReleaseSignals signals;
+
+    final KeyLines lines;
+
+    final Holdings holdings;
+
+    final LockObserver observer;
+
+    /** Completes when the engine shuts down: every waiting acquisition wakes and gives up. */
+    final CompletableFuture<Void> shutdown;
+
+    /** Acquisitions asleep until a release message (or the blocker's lease end). */
+    final AtomicInteger sleeping = new AtomicInteger();
+
+    /**
+     * Wake-ups, and the steps of asynchronous acquisitions (short: each sends a request or gives something
+     * back); never the watchdog's thread, whose ticks wait for replies.
+     */
+    final ScheduledThreadPoolExecutor timer;
+
+    WaitContext(LockServer server, LockEngineSettings settings, LockTokens tokens, ReleaseSignals signals,
+            KeyLines lines, Holdings holdings, LockObserver observer, CompletableFuture<Void> shutdown,
+            ScheduledThreadPoolExecutor timer) {
+        this.server = server;
+        this.settings = settings;
+        this.tokens = tokens;
+        this.signals = signals;
+        this.lines = lines;
+        this.holdings = holdings;
+        this.observer = observer;
+        this.shutdown = shutdown;
+        this.timer = timer;
+    }
+
+    /** Runs {@code task} after the delay on the timer; null when it ran at once (the engine is closing). */
+    ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+        try {
+            return timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        }
+        catch (RejectedExecutionException ex) {
+            task.run();
+            return null;
+        }
+    }
+
+    /** Takes back whatever the acquire may have granted, once its reply came (or failed). */
+    void takeBackAfter(CompletableFuture<Grant> reply, LockKeys keys, LockMode mode, String token) {
+        try {
+            server.takeBack(reply, keys, mode, token);
+        }
+        catch (RuntimeException ex) {
+            // best effort: what it may have granted expires with its lease
+        }
+    }
+
+    /**
+     * A waiter that leaves without the lock takes back its writer mark, queue entry and unclaimed grant (best
+     * effort, after its last try; an entry left behind expires on its own).
+     */
+    void withdrawAfter(CompletableFuture<Grant> lastReply, LockKeys keys, String waiterId) {
+        lastReply.handle((grant, error) -> null).thenCompose(ignored -> server.withdraw(keys, waiterId));
+    }
+
+    static LockAcquisitionException shuttingDown(String key) {
+        return new LockAcquisitionException(key, "Could not lock '" + key
+                + "': Leasehold is shutting down (the application context is closing)");
+    }
+}
