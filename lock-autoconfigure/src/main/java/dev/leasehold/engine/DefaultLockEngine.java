@@ -168,8 +168,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     /** Waits for an {@link Acquisition}: the blocking form of {@link #tryLockAsync}, bound to the calling thread. */
     private Optional<LockHandle> acquire(LockKeys keys, LockMode mode, Duration waitTime, Duration leaseTime) {
         CallerThreadSteps steps = new CallerThreadSteps();
-        Acquisition acquisition = acquirer.start(keys, mode, waitTime.toNanos(), fixedLease(leaseTime),
-                Thread.currentThread(), steps);
+        Acquisition acquisition = acquirer.start(keys, mode, LockArguments.waitNanos(waitTime),
+                fixedLease(leaseTime), Thread.currentThread(), steps);
         try {
             steps.runUntilDone(acquisition.result());
         }
@@ -203,8 +203,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         if (shutdown.isDone()) {
             return CompletableFuture.failedFuture(QueueHeadAcquirer.shuttingDown(key));
         }
-        Acquisition acquisition = acquirer.start(LockKeys.of(settings.keyPrefix(), key), mode, waitTime.toNanos(),
-                fixedLease(leaseTime), null, null);
+        Acquisition acquisition = acquirer.start(LockKeys.of(settings.keyPrefix(), key), mode,
+                LockArguments.waitNanos(waitTime), fixedLease(leaseTime), null, null);
         return AsyncOutcome.of(acquisition, lock -> register(lock, false));
     }
     @Override

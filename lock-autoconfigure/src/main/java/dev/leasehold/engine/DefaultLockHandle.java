@@ -57,6 +57,11 @@ final class DefaultLockHandle implements LockHandle {
     }
 
     @Override
+    public boolean wasLost() {
+        return lock.lossReported.get();
+    }
+
+    @Override
     public java.time.Duration remainingLease() {
         return isHeld() ? java.time.Duration.ofMillis(lock.leaseLeftMillis()) : java.time.Duration.ZERO;
     }

@@ -9,7 +9,19 @@ import dev.leasehold.LockMode;
 /** The checks every {@code LockService} call makes on its arguments before anything reaches Redis. */
 final class LockArguments {
 
+    /**
+     * Waits at least this long (about 146 years) have no time limit; longer ones are cut to it, so a
+     * deadline on {@link System#nanoTime()} never overflows ({@code ChronoUnit.FOREVER.getDuration()} works).
+     */
+    static final long UNBOUNDED_WAIT_NANOS = Long.MAX_VALUE / 2;
+
     private LockArguments() {
+    }
+
+    /** The wait in nanoseconds, saturated at {@link #UNBOUNDED_WAIT_NANOS}. */
+    static long waitNanos(Duration waitTime) {
+        return waitTime.compareTo(Duration.ofNanos(UNBOUNDED_WAIT_NANOS)) >= 0 ? UNBOUNDED_WAIT_NANOS
+                : waitTime.toNanos();
     }
 
     static String validKey(String key) {

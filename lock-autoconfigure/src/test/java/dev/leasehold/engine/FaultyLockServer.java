@@ -14,6 +14,8 @@ final class FaultyLockServer extends ForwardingLockServer {
 
     private volatile boolean failRenewals;
 
+    private volatile boolean failAcquires;
+
     private volatile boolean failSubscriptions;
 
     private volatile long acquireDelayMillis;
@@ -29,6 +31,10 @@ final class FaultyLockServer extends ForwardingLockServer {
         this.failRenewals = fail;
     }
 
+    void failAcquires(boolean fail) {
+        this.failAcquires = fail;
+    }
+
     void failSubscriptions(boolean fail) {
         this.failSubscriptions = fail;
     }
@@ -42,6 +48,9 @@ final class FaultyLockServer extends ForwardingLockServer {
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
             long writerWaitingMillis, String waiterId, boolean joinQueue) {
         acquires.incrementAndGet();
+        if (failAcquires) {
+            return CompletableFuture.failedFuture(new java.io.IOException("acquire cut off by the test"));
+        }
         CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinQueue);
         long delay = acquireDelayMillis;
         return delay == 0 ? reply
