@@ -142,6 +142,14 @@ final class LeaseholdLock implements Lock {
                     }
                     interrupted = true;
                 }
+                catch (LockAcquisitionException ex) {
+                    // the lease ran out between the check above and the engine's ("was lost ... close its handle")
+                    int lostMeanwhile = giveUpLostHolds(mine);
+                    if (lostMeanwhile == 0) {
+                        throw ex;
+                    }
+                    carried += lostMeanwhile;
+                }
             }
         }
         finally {

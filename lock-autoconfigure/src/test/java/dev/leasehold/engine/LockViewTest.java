@@ -1,14 +1,18 @@
 package dev.leasehold.engine;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
+import java.util.function.Supplier;
 
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockLostException;
+import dev.leasehold.LockService;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -224,9 +228,60 @@ class LockViewTest extends RealRedisEngineTest {
     }
 
     @Test
+    void aLeaseLostJustAsTheThreadLocksAgainIsNotAnError() {
+        FaultyLockServer cutOff = new FaultyLockServer(fixture.server("lock:"));
+        DefaultLockEngine mine = fixture.engine(cutOff, SHORT_LEASE);
+        DefaultLockEngine other = fixture.engine(SHORT_LEASE);
+        AtomicReference<LockHandle> theirs = new AtomicReference<>();
+        AtomicReference<Runnable> beforeNextTry = new AtomicReference<>();
+        Lock lock = new ForwardingLockService(mine, beforeNextTry).asLock("raced");
+        lock.lock();
+        // a first grant on a cold connection may come after the short lease's local estimate: wait for a renewal
+        Await.until(Duration.ofSeconds(5), "the lease is known good", () -> mine.heldLocks().get(0).isHeld());
+        // the view finds its lock held, and by the time the engine looks it is lost and another instance has it
+        beforeNextTry.set(() -> {
+            cutOff.failRenewals(true);
+            theirs.set(other.lock("raced", Duration.ofSeconds(10)));
+            Await.until(Duration.ofSeconds(10), "the loss is reported", () -> !fixture.lost.isEmpty());
+        });
+        assertThat(lock.tryLock()).isFalse();
+        assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::unlock);
+        theirs.get().close();
+    }
+
+    @Test
     void conditionsAreNotSupported() {
         Lock lock = fixture.engine().asLock("k");
         assertThatExceptionOfType(UnsupportedOperationException.class).isThrownBy(lock::newCondition)
             .withMessageContaining("condition");
+    }
+
+    /** The engine, with a step the test runs just before the next {@code tryLock} reaches it. */
+    private record ForwardingLockService(DefaultLockEngine engine, AtomicReference<Runnable> beforeNextTry)
+            implements LockService {
+
+        @Override
+        public Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime) {
+            Runnable step = beforeNextTry.getAndSet(null);
+            if (step != null) {
+                step.run();
+            }
+            return engine.tryLock(key, waitTime, leaseTime);
+        }
+
+        @Override
+        public LockHandle lock(String key, Duration waitTime) {
+            return engine.lock(key, waitTime);
+        }
+
+        @Override
+        public <T> T withLock(String key, Duration waitTime, Supplier<T> action) {
+            return engine.withLock(key, waitTime, action);
+        }
+
+        @Override
+        public boolean isLocked(String key) {
+            return engine.isLocked(key);
+        }
     }
 }
