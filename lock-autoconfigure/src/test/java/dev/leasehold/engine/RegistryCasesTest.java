@@ -48,14 +48,14 @@ class RegistryCasesTest extends RealRedisEngineTest {
             Lock lock = registry.obtain("foo");
             lock.lock();
             try {
-                assertThat(exists("foo")).isTrue();
+                assertThat(lockKeyExists("foo")).isTrue();
                 assertThat(registry.obtain("foo")).isSameAs(lock);
             }
             finally {
                 lock.unlock();
             }
         }
-        assertThat(exists("foo")).isFalse();
+        assertThat(lockKeyExists("foo")).isFalse();
         assertThat(engine.heldLockCount()).isZero();
     }
 
@@ -66,13 +66,13 @@ class RegistryCasesTest extends RealRedisEngineTest {
             Lock lock = registry.obtain("foo");
             lock.lockInterruptibly();
             try {
-                assertThat(exists("foo")).isTrue();
+                assertThat(lockKeyExists("foo")).isTrue();
             }
             finally {
                 lock.unlock();
             }
         }
-        assertThat(exists("foo")).isFalse();
+        assertThat(lockKeyExists("foo")).isFalse();
     }
 
     @Test
@@ -86,13 +86,13 @@ class RegistryCasesTest extends RealRedisEngineTest {
                 assertThat(inner).isSameAs(outer);
                 inner.lock();
                 inner.unlock();
-                assertThat(exists("foo")).isTrue();
+                assertThat(lockKeyExists("foo")).isTrue();
             }
             finally {
                 outer.unlock();
             }
         }
-        assertThat(exists("foo")).isFalse();
+        assertThat(lockKeyExists("foo")).isFalse();
     }
 
     @Test
@@ -111,7 +111,7 @@ class RegistryCasesTest extends RealRedisEngineTest {
                 outer.unlock();
             }
         }
-        assertThat(exists("foo")).isFalse();
+        assertThat(lockKeyExists("foo")).isFalse();
     }
 
     @Test
@@ -124,14 +124,14 @@ class RegistryCasesTest extends RealRedisEngineTest {
                 Lock bar = registry.obtain("bar");
                 assertThat(bar).isNotSameAs(foo);
                 bar.lockInterruptibly();
-                assertThat(exists("foo") && exists("bar")).isTrue();
+                assertThat(lockKeyExists("foo") && lockKeyExists("bar")).isTrue();
                 bar.unlock();
             }
             finally {
                 foo.unlock();
             }
         }
-        assertThat(exists("foo") || exists("bar")).isFalse();
+        assertThat(lockKeyExists("foo") || lockKeyExists("bar")).isFalse();
     }
 
     @Test
@@ -156,7 +156,7 @@ class RegistryCasesTest extends RealRedisEngineTest {
         }, otherThread);
         assertThat(theirs.get(10, TimeUnit.SECONDS)).isFalse();
         mine.unlock();
-        assertThat(exists("foo")).isFalse();
+        assertThat(lockKeyExists("foo")).isFalse();
     }
 
     @Test
@@ -164,7 +164,7 @@ class RegistryCasesTest extends RealRedisEngineTest {
         LeaseholdLockRegistry registry = new LeaseholdLockRegistry(fixture.engine());
         Lock mine = registry.obtain("foo");
         mine.lockInterruptibly();
-        assertThat(exists("foo")).isTrue();
+        assertThat(lockKeyExists("foo")).isTrue();
         CountDownLatch waiting = new CountDownLatch(1);
         AtomicBoolean locked = new AtomicBoolean();
         CompletableFuture<Void> theirs = CompletableFuture.runAsync(() -> {
@@ -177,7 +177,7 @@ class RegistryCasesTest extends RealRedisEngineTest {
                 throw new IllegalStateException(ex);
             }
             locked.set(true);
-            assertThat(exists("foo")).isTrue();
+            assertThat(lockKeyExists("foo")).isTrue();
             lock.unlock();
         }, otherThread);
         assertThat(waiting.await(10, TimeUnit.SECONDS)).isTrue();
@@ -185,7 +185,7 @@ class RegistryCasesTest extends RealRedisEngineTest {
         mine.unlock();
         theirs.get(10, TimeUnit.SECONDS);
         assertThat(locked).isTrue();
-        assertThat(exists("foo")).isFalse();
+        assertThat(lockKeyExists("foo")).isFalse();
     }
 
     @Test
@@ -196,9 +196,9 @@ class RegistryCasesTest extends RealRedisEngineTest {
         CompletableFuture<Void> wrongThread = CompletableFuture.runAsync(lock::unlock, otherThread);
         assertThat(wrongThread).failsWithin(Duration.ofSeconds(10)).withThrowableThat()
             .havingCause().isInstanceOf(IllegalMonitorStateException.class);
-        assertThat(exists("foo")).isTrue();
+        assertThat(lockKeyExists("foo")).isTrue();
         lock.unlock();
-        assertThat(exists("foo")).isFalse();
+        assertThat(lockKeyExists("foo")).isFalse();
     }
 
     @Test
@@ -214,7 +214,7 @@ class RegistryCasesTest extends RealRedisEngineTest {
         }
         // nothing left behind: no key in Redis, no lock, gate or watchdog entry in the engine
         for (int i = 0; i < 10; i++) {
-            assertThat(exists("foo" + i)).isFalse();
+            assertThat(lockKeyExists("foo" + i)).isFalse();
         }
         assertThat(engine.heldLockCount()).isZero();
         assertThat(engine.localGateCount()).isZero();
@@ -263,7 +263,7 @@ class RegistryCasesTest extends RealRedisEngineTest {
         holder.get(10, TimeUnit.SECONDS);
         again.lock();
         again.unlock();
-        assertThat(exists("lock1")).isFalse();
+        assertThat(lockKeyExists("lock1")).isFalse();
     }
 
     @Test
@@ -281,10 +281,6 @@ class RegistryCasesTest extends RealRedisEngineTest {
         // the interrupted thread's unlock released: the lock is free at once, here and in Redis
         assertThat(lock.tryLock()).isTrue();
         lock.unlock();
-        assertThat(exists("test")).isFalse();
-    }
-
-    private boolean exists(String key) {
-        return "1".equals(redis.server().command("EXISTS", "lock:{" + key + "}"));
+        assertThat(lockKeyExists("test")).isFalse();
     }
 }

@@ -61,7 +61,7 @@ class RegistryInstancesCasesTest extends RealRedisEngineTest {
     /** Cuts the instance's renewals and waits until its lease ran out and Redis dropped the key. */
     private void expire(Instance instance, String key) {
         instance.server().failRenewals(true);
-        Await.until(Duration.ofSeconds(10), "'" + key + "' expires", () -> !exists(key));
+        Await.until(Duration.ofSeconds(10), "'" + key + "' expires", () -> !lockKeyExists(key));
     }
 
     @Test
@@ -98,7 +98,7 @@ class RegistryInstancesCasesTest extends RealRedisEngineTest {
         assertThatExceptionOfType(ConcurrentModificationException.class).isThrownBy(first::unlock);
         assertThat(redis.server().command("GET", "lock:{testLock}")).isEqualTo(secondToken);
         second.unlock();
-        assertThat(exists("testLock")).isFalse();
+        assertThat(lockKeyExists("testLock")).isFalse();
     }
 
     @Test
@@ -147,7 +147,7 @@ class RegistryInstancesCasesTest extends RealRedisEngineTest {
         first.unlock();
         other.get(10, TimeUnit.SECONDS);
         assertThat(locked).isTrue();
-        assertThat(exists("foo")).isFalse();
+        assertThat(lockKeyExists("foo")).isFalse();
     }
 
     @Test
@@ -254,9 +254,5 @@ class RegistryInstancesCasesTest extends RealRedisEngineTest {
             Thread.currentThread().interrupt();
             return false;
         }
-    }
-
-    private boolean exists(String key) {
-        return "1".equals(redis.server().command("EXISTS", "lock:{" + key + "}"));
     }
 }

@@ -46,7 +46,7 @@ class RegistryLeaderCasesTest extends RealRedisEngineTest {
         initiator.stop();
         events.awaitRevoked(1);
         assertThat(initiator.getContext().isLeader()).isFalse();
-        Await.until(Duration.ofSeconds(5), "the key is released", () -> !exists("leader"));
+        Await.until(Duration.ofSeconds(5), "the key is released", () -> !lockKeyExists("leader"));
     }
 
     @Test
@@ -197,10 +197,6 @@ class RegistryLeaderCasesTest extends RealRedisEngineTest {
                 return;
             }
         }
-    }
-
-    private boolean exists(String key) {
-        return "1".equals(redis.server().command("EXISTS", "lock:{" + key + "}"));
     }
 
     /** Counts an initiator's events (Spring Integration's tests count latches down). */
