@@ -47,6 +47,15 @@ public interface LockHandle extends AutoCloseable {
     }
 
     /**
+     * Whether this lock was found lost, the cases reported as a {@link LockLostEvent}: its lease ran out
+     * unrenewed, Redis refused a renewal, or the release found the key gone or another owner's. Checked after
+     * {@link #close()}, it tells whether the work ran under the lock to the end.
+     */
+    default boolean wasLost() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot tell whether its lock was lost");
+    }
+
+    /**
      * Releases like {@link #close()} without blocking the caller. Completes once the release is done:
      * Redis answered, or {@code leasehold.redis-timeout} passed (a failed release is logged, never an
      * exceptional completion: the lock then expires with its lease).

@@ -14,6 +14,9 @@ public interface LockService {
 
     /**
      * Tries to take the lock, waiting up to {@code waitTime}.
+     * @param waitTime how long to wait; about 146 years or more (e.g. {@code ChronoUnit.FOREVER.getDuration()})
+     * is no time limit: such a wait ends with the lock, or with {@link LockAcquisitionException} once Redis could
+     * not be reached for a whole lease ({@code leasehold.lease-time})
      * @param leaseTime a fixed lease, or {@code null} for a lease renewed by the watchdog while held
      * @return the handle, or empty when another owner held the key for the whole wait
      * @throws LockKeyException when the key is null, blank or too long
@@ -79,10 +82,13 @@ public interface LockService {
     /**
      * A {@link Lock} view of the key, for code written against {@code java.util.concurrent.locks}: a
      * watchdog lease while held, re-entrant per thread like every lock here. {@code unlock()} by a thread
-     * that does not hold it through this view throws {@link IllegalMonitorStateException};
-     * {@code newCondition()} throws {@link UnsupportedOperationException} (there are no distributed
-     * conditions). {@code lock()} waits as long as others hold the key, but throws
-     * {@link LockAcquisitionException} when Redis cannot be reached, rather than block for ever.
+     * that does not hold it through this view throws {@link IllegalMonitorStateException}, and after the
+     * lock was lost {@link LockLostException} (the hold is given up all the same); {@code newCondition()}
+     * throws {@link UnsupportedOperationException} (there are no distributed conditions). {@code lock()}
+     * waits as long as others hold the key, in one wait that keeps its place in the queues, but throws
+     * {@link LockAcquisitionException} when Redis cannot be reached for a whole lease, rather than block for
+     * ever. A thread whose lock was lost and that locks again takes the key anew: when granted, its earlier
+     * holds move to the new lock; when not, {@code tryLock} returns false.
      * @throws LockKeyException when the key is null or blank
      */
     default Lock asLock(String key) {

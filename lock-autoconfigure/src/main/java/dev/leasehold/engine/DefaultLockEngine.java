@@ -142,7 +142,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         if (reentered != null) {
             return Optional.of(reentered);
         }
-        HeldLock lock = acquisitions.acquire(LockKeys.of(settings.keyPrefix(), key), mode, waitTime.toNanos(),
+        HeldLock lock = acquisitions.acquire(LockKeys.of(settings.keyPrefix(), key), mode, LockArguments.waitNanos(waitTime),
                 fixedLease(leaseTime));
         if (lock == null) {
             return Optional.empty();
@@ -168,7 +168,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         if (shutdown.isDone()) {
             return CompletableFuture.failedFuture(shuttingDown(key));
         }
-        return acquisitions.acquireAsync(LockKeys.of(settings.keyPrefix(), key), mode, waitTime.toNanos(),
+        return acquisitions.acquireAsync(LockKeys.of(settings.keyPrefix(), key), mode, LockArguments.waitNanos(waitTime),
                 fixedLease(leaseTime), lock -> register(lock, false));
     }
 

@@ -5,6 +5,7 @@ import java.util.Objects;
 
 import dev.leasehold.LockKeyException;
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.waiting.Acquisitions;
 
 /** The checks every {@code LockService} call makes on its arguments before anything reaches Redis. */
 final class LockArguments {
@@ -12,7 +13,16 @@ final class LockArguments {
     /** Longest logical key accepted, in characters. */
     static final int MAX_KEY_LENGTH = 1000;
 
+    /** Waits at least this long have no time limit (see {@link Acquisitions#UNBOUNDED_WAIT_NANOS}). */
+    static final long UNBOUNDED_WAIT_NANOS = Acquisitions.UNBOUNDED_WAIT_NANOS;
+
     private LockArguments() {
+    }
+
+    /** The wait in nanoseconds, saturated at {@link #UNBOUNDED_WAIT_NANOS}. */
+    static long waitNanos(Duration waitTime) {
+        return waitTime.compareTo(Duration.ofNanos(UNBOUNDED_WAIT_NANOS)) >= 0 ? UNBOUNDED_WAIT_NANOS
+                : waitTime.toNanos();
     }
 
     static String validKey(String key) {

@@ -17,6 +17,8 @@ final class FaultyLockServer extends ForwardingLockServer {
 
     private volatile boolean failRenewals;
 
+    private volatile boolean failAcquires;
+
     private volatile boolean failSubscriptions;
 
     private volatile boolean hangRenewals;
@@ -39,6 +41,10 @@ final class FaultyLockServer extends ForwardingLockServer {
         this.hangRenewals = hang;
     }
 
+    void failAcquires(boolean fail) {
+        this.failAcquires = fail;
+    }
+
     void failSubscriptions(boolean fail) {
         this.failSubscriptions = fail;
     }
@@ -52,6 +58,9 @@ final class FaultyLockServer extends ForwardingLockServer {
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
             long writerWaitingMillis, String waiterId, boolean joinQueue) {
         acquires.incrementAndGet();
+        if (failAcquires) {
+            return CompletableFuture.failedFuture(new java.io.IOException("acquire cut off by the test"));
+        }
         CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinQueue);
         long delay = acquireDelayMillis;
         return delay == 0 ? reply

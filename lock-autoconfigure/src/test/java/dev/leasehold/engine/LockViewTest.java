@@ -1,12 +1,18 @@
 package dev.leasehold.engine;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
+import java.util.function.Supplier;
 
+import dev.leasehold.LockHandle;
+import dev.leasehold.LockLostException;
+import dev.leasehold.LockService;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -15,6 +21,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** {@code LockService.asLock(key)}: the {@link Lock} contract across two clients on a real Redis. */
 class LockViewTest extends RealRedisEngineTest {
+
+    /** Renewed every 200 ms: a holder cut off from Redis loses the key within a second. */
+    private static final LockEngineSettings SHORT_LEASE = EngineFixture.fastSettings().withLeaseTime(Duration.ofMillis(600));
 
     @Test
     void twoClientsExcludeEachOtherAndAWaiterIsWokenByTheUnlock() throws Exception {
@@ -128,9 +137,151 @@ class LockViewTest extends RealRedisEngineTest {
     }
 
     @Test
+    void unlockAfterTheLeaseWasLostThrowsForEachHoldAndLeavesTheNewOwnersKeyAlone() {
+        FaultyLockServer cutOff = new FaultyLockServer(fixture.server("lock:"));
+        DefaultLockEngine mine = fixture.engine(cutOff, SHORT_LEASE);
+        Lock lock = mine.asLock("expiring");
+        lock.lock();
+        lock.lock();
+        cutOff.failRenewals(true); // as if this JVM froze or lost its network: the lease runs out
+        LockHandle theirs = fixture.engine(SHORT_LEASE).lock("expiring", Duration.ofSeconds(10));
+        String theirToken = redis.server().command("GET", "lock:{expiring}");
+
+        assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::unlock)
+            .withMessageContaining("'expiring' was lost");
+        assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::unlock)
+            .satisfies(lost -> assertThat(lost.getKey()).isEqualTo("expiring"));
+        assertThat(redis.server().command("GET", "lock:{expiring}")).isEqualTo(theirToken);
+        assertThat(mine.heldLockCount()).isZero();
+        assertThat(mine.localGateCount()).isZero();
+        // both holds are given up: this thread holds nothing now
+        assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(lock::unlock)
+            .isNotInstanceOf(LockLostException.class);
+        theirs.close();
+    }
+
+    @Test
+    void aLossFoundOnlyByTheReleaseIsReportedByUnlock() {
+        Lock lock = fixture.engine().asLock("vanished");
+        lock.lock();
+        redis.server().command("DEL", "lock:{vanished}"); // a failover to a replica that missed the write
+        assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::unlock);
+        assertThat(fixture.lost).hasSize(1);
+    }
+
+    @Test
+    void aThreadWhoseLockWasLostIsRefusedWhileAnotherInstanceHoldsItAndWaitsWithoutSpinning() throws Exception {
+        FaultyLockServer cutOff = new FaultyLockServer(fixture.server("lock:"));
+        DefaultLockEngine mine = fixture.engine(cutOff, SHORT_LEASE);
+        Lock lock = mine.asLock("taken-over");
+        lock.lock();
+        cutOff.failRenewals(true);
+        LockHandle theirs = fixture.engine(SHORT_LEASE).lock("taken-over", Duration.ofSeconds(10));
+        cutOff.failRenewals(false);
+
+        // not a re-entry of the lost lock (two holders), not an exception: the lock is not available
+        assertThat(lock.tryLock()).isFalse();
+        assertThat(lock.tryLock(200, TimeUnit.MILLISECONDS)).isFalse();
+
+        long started = System.nanoTime();
+        int acquiresBefore = cutOff.acquires.get();
+        CompletableFuture<Void> release = CompletableFuture.runAsync(() -> {
+            Await.until(Duration.ofSeconds(10), "lock() waits", () -> mine.waitingCount() == 1);
+            // a second try comes with the fair queue's refresh, a second later, not at once
+            Await.until(Duration.ofSeconds(10), "lock() tries again", () -> cutOff.acquires.get() >= acquiresBefore + 2);
+            assertThat((System.nanoTime() - started) / 1_000_000).isGreaterThan(500);
+            theirs.close();
+        });
+        lock.lock();
+        release.get(10, TimeUnit.SECONDS);
+        assertThat(redis.server().command("EXISTS", "lock:{taken-over}")).isEqualTo("1");
+        lock.unlock(); // the new lock: released
+        assertThat(redis.server().command("EXISTS", "lock:{taken-over}")).isEqualTo("0");
+        // the hold of the lost lock, given up when tryLock() was refused, is still reported
+        assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::unlock);
+        assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(lock::unlock)
+            .isNotInstanceOf(LockLostException.class);
+    }
+
+    @Test
+    void aThreadWhoseLockWasLostTakesItAnewWhenFreeAndItsHoldsMoveToTheNewLock() {
+        FaultyLockServer cutOff = new FaultyLockServer(fixture.server("lock:"));
+        DefaultLockEngine mine = fixture.engine(cutOff, SHORT_LEASE);
+        Lock lock = mine.asLock("lapsed");
+        lock.lock();
+        lock.lock();
+        String lostToken = redis.server().command("GET", "lock:{lapsed}");
+        cutOff.failRenewals(true);
+        Await.until(Duration.ofSeconds(10), "the key expires", () -> "0".equals(redis.server().command("EXISTS", "lock:{lapsed}")));
+        cutOff.failRenewals(false);
+
+        // as RedisLockRegistry does: a new lock, and the thread's unlocks balance as before
+        assertThat(lock.tryLock()).isTrue();
+        assertThat(redis.server().command("GET", "lock:{lapsed}")).isNotNull().isNotEqualTo(lostToken);
+        lock.unlock();
+        lock.unlock();
+        assertThat(redis.server().command("EXISTS", "lock:{lapsed}")).isEqualTo("1");
+        assertThat(fixture.engine().asLock("lapsed").tryLock()).isFalse();
+        lock.unlock();
+        assertThat(redis.server().command("EXISTS", "lock:{lapsed}")).isEqualTo("0");
+        assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(lock::unlock);
+    }
+
+    @Test
+    void aLeaseLostJustAsTheThreadLocksAgainIsNotAnError() {
+        FaultyLockServer cutOff = new FaultyLockServer(fixture.server("lock:"));
+        DefaultLockEngine mine = fixture.engine(cutOff, SHORT_LEASE);
+        DefaultLockEngine other = fixture.engine(SHORT_LEASE);
+        AtomicReference<LockHandle> theirs = new AtomicReference<>();
+        AtomicReference<Runnable> beforeNextTry = new AtomicReference<>();
+        Lock lock = new ForwardingLockService(mine, beforeNextTry).asLock("raced");
+        lock.lock();
+        // a first grant on a cold connection may come after the short lease's local estimate: wait for a renewal
+        Await.until(Duration.ofSeconds(5), "the lease is known good", () -> mine.heldLocks().get(0).isHeld());
+        // the view finds its lock held, and by the time the engine looks it is lost and another instance has it
+        beforeNextTry.set(() -> {
+            cutOff.failRenewals(true);
+            theirs.set(other.lock("raced", Duration.ofSeconds(10)));
+            Await.until(Duration.ofSeconds(10), "the loss is reported", () -> !fixture.lost.isEmpty());
+        });
+        assertThat(lock.tryLock()).isFalse();
+        assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::unlock);
+        theirs.get().close();
+    }
+
+    @Test
     void conditionsAreNotSupported() {
         Lock lock = fixture.engine().asLock("k");
         assertThatExceptionOfType(UnsupportedOperationException.class).isThrownBy(lock::newCondition)
             .withMessageContaining("condition");
+    }
+
+    /** The engine, with a step the test runs just before the next {@code tryLock} reaches it. */
+    private record ForwardingLockService(DefaultLockEngine engine, AtomicReference<Runnable> beforeNextTry)
+            implements LockService {
+
+        @Override
+        public Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime) {
+            Runnable step = beforeNextTry.getAndSet(null);
+            if (step != null) {
+                step.run();
+            }
+            return engine.tryLock(key, waitTime, leaseTime);
+        }
+
+        @Override
+        public LockHandle lock(String key, Duration waitTime) {
+            return engine.lock(key, waitTime);
+        }
+
+        @Override
+        public <T> T withLock(String key, Duration waitTime, Supplier<T> action) {
+            return engine.withLock(key, waitTime, action);
+        }
+
+        @Override
+        public boolean isLocked(String key) {
+            return engine.isLocked(key);
+        }
     }
 }

@@ -31,4 +31,9 @@ abstract class RealRedisEngineTest {
     void closeFixture() {
         fixture.close();
     }
+
+    /** Whether Redis has the lock key of this logical key (under the fixture's {@code lock:} prefix). */
+    boolean lockKeyExists(String key) {
+        return "1".equals(redis.server().command("EXISTS", "lock:{" + key + "}"));
+    }
 }

@@ -58,6 +58,11 @@ public final class DefaultLockHandle implements LockHandle {
     }
 
     @Override
+    public boolean wasLost() {
+        return lock.lossReported.get();
+    }
+
+    @Override
     public java.time.Duration remainingLease() {
         return isHeld() ? java.time.Duration.ofMillis(lock.leaseLeftMillis()) : java.time.Duration.ZERO;
     }

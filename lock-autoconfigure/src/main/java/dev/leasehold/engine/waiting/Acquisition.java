@@ -52,6 +52,7 @@ final class Acquisition {
 
     private final Thread owner;
     private final long startedAt;
+    private final long waitNanos;
     private final long deadline;
     /** This key's state in this JVM: the local queue this acquisition waits in first. */
     private final KeyLine line;
@@ -82,6 +83,7 @@ final class Acquisition {
     private long writerWaitingMillis;
     private boolean leftSomethingBehind;
     private Throwable lastError;
+    private long failingSince; // when the tries began to fail, while lastError is set
     private long errorBackoff = MIN_ERROR_BACKOFF_MILLIS;
 
     /** Whether it succeeded or ended: a step that fails after that must not give anything back twice. */
@@ -98,6 +100,7 @@ final class Acquisition {
         this.mode = mode;
         this.owner = owner;
         this.startedAt = System.nanoTime();
+        this.waitNanos = waitNanos;
         this.deadline = startedAt + waitNanos;
         this.renewed = fixedLeaseMillis == null;
         this.leaseMillis = renewed ? context.settings.leaseTime().toMillis() : Math.max(1, fixedLeaseMillis);
@@ -226,6 +229,9 @@ final class Acquisition {
             lastError = null;
         }
         else {
+            if (lastError == null) {
+                failingSince = sentAt;
+            }
             if (reply.isDone()) {
                 lastError = LockServerException.unwrap(reply.handle((ignored, error) -> error).join());
             }
@@ -254,10 +260,11 @@ final class Acquisition {
             return;
         }
         long leftNanos = deadline - System.nanoTime();
-        if (leftNanos <= 0) {
+        if (leftNanos <= 0 || unreachableForALease()) {
             if (lastError != null) {
                 end(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey() + "': "
-                        + LockServerException.describe(lastError), lastError));
+                        + LockServerException.describe(lastError) + (leftNanos > 0 ? " (every try for a whole lease, "
+                        + context.settings.leaseTime() + ")" : ""), lastError));
             }
             else {
                 end(null);
@@ -287,6 +294,12 @@ final class Acquisition {
             return;
         }
         sleep(refused);
+    }
+
+    /** A wait without a time limit ends once its tries failed for a whole lease, rather than block for ever. */
+    private boolean unreachableForALease() {
+        return lastError != null && waitNanos >= WaitContext.UNBOUNDED_WAIT_NANOS
+                && System.nanoTime() - failingSince >= context.settings.leaseTime().toNanos();
     }
 
     /** The subscription's confirmation is awaited at most the Redis timeout, and never past the deadline. */

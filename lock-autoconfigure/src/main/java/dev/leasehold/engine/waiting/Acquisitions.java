@@ -39,6 +39,13 @@ import dev.leasehold.engine.support.StarterThreads;
  */
 public final class Acquisitions implements AutoCloseable {
 
+    /**
+     * Waits at least this long (about 146 years) have no time limit; longer ones are cut to it, so a deadline on
+     * {@link System#nanoTime()} never overflows ({@code ChronoUnit.FOREVER.getDuration()} works). Such a wait
+     * gives up only when Redis could not be reached for a whole lease.
+     */
+    public static final long UNBOUNDED_WAIT_NANOS = WaitContext.UNBOUNDED_WAIT_NANOS;
+
     private final WaitContext context;
 
     private final StarterThreads timerThreads;

@@ -25,6 +25,9 @@ import dev.leasehold.engine.support.LockTokens;
  */
 final class WaitContext {
 
+    /** Waits at least this long have no time limit (see {@link Acquisitions#UNBOUNDED_WAIT_NANOS}). */
+    static final long UNBOUNDED_WAIT_NANOS = Long.MAX_VALUE / 2;
+
     final LockServer server;
 
     final LockEngineSettings settings;
