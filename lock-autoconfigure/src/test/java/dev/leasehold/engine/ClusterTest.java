@@ -41,7 +41,9 @@ class ClusterTest {
         for (AutoCloseable resource : resources) {
             resource.close();
         }
-        cluster.close();
+        if (cluster != null) { // null when the start was aborted (a shared LEASEHOLD_TEST_REDIS_URL)
+            cluster.close();
+        }
     }
 
     private static final List<String> lostKeys = new java.util.concurrent.CopyOnWriteArrayList<>();

@@ -71,10 +71,15 @@ public final class TestRedisServers {
         return server;
     }
 
-    private static TestRedisServer create(List<String> extraArgs) {
+    /** Whether {@value #URL_VARIABLE} names a shared server (set and not blank). */
+    static boolean sharedServerConfigured() {
         String url = System.getenv(URL_VARIABLE);
-        if (url != null && !url.isBlank()) {
-            return new ExternalRedisServer(url.trim());
+        return url != null && !url.isBlank();
+    }
+
+    private static TestRedisServer create(List<String> extraArgs) {
+        if (sharedServerConfigured()) {
+            return new ExternalRedisServer(System.getenv(URL_VARIABLE).trim());
         }
         String binary = findBinary();
         if (binary != null) {
