@@ -18,28 +18,49 @@ import java.lang.annotation.Target;
 @Documented
 public @interface DistributedLock {
 
-    /** Static part of the lock key; default: declaring class FQN + "." + method name. */
+    /**
+     * The static part of the lock key.
+     * @return the name; empty for the declaring class's fully qualified name + "." + the method name
+     */
     String name() default "";
 
     /**
      * SpEL over the arguments ({@code #id}, {@code #p0}, {@code #a0}, {@code #order.id}, {@code #root.method},
      * {@code @bean}); a Collection/array result locks every element (multi-lock, all or nothing).
+     * @return the SpEL expression; empty for a key of {@link #name()} alone
      */
     String key() default "";
 
-    /** "" = {@code leasehold.wait-time}; "0" = one try; "500ms", "5s", "PT5S", "${prop}". */
+    /**
+     * How long to wait for the lock.
+     * @return "" for {@code leasehold.wait-time}; "0" for one try; a duration such as "500ms", "5s", "PT5S",
+     * or a placeholder "${prop}"
+     */
     String waitTime() default "";
 
-    /** "" = watchdog-renewed lease; a duration = fixed lease, no renewal. */
+    /**
+     * The lease of the lock.
+     * @return "" for a lease renewed by the watchdog while the method runs; a duration for a fixed lease,
+     * never renewed
+     */
     String leaseTime() default "";
 
-    /** EXCLUSIVE, READ or WRITE. */
+    /**
+     * How the lock is shared.
+     * @return {@link LockMode#EXCLUSIVE}, {@link LockMode#READ} or {@link LockMode#WRITE}
+     */
     LockMode mode() default LockMode.EXCLUSIVE;
 
-    /** What to do when the lock cannot be taken within the wait. */
+    /**
+     * What to do when the lock cannot be taken within the wait.
+     * @return {@link OnLockFailure#THROW} (a {@link LockAcquisitionException}) or {@link OnLockFailure#SKIP}
+     */
     OnLockFailure onFailure() default OnLockFailure.THROW;
 
-    /** Name of a method on the same bean with the same parameters, called instead when the lock is not taken. */
+    /**
+     * A method called instead when the lock is not taken.
+     * @return the name of a method on the same bean with the same parameters; empty for none
+     */
     String fallback() default "";
 
     /**
@@ -48,6 +69,7 @@ public @interface DistributedLock {
      * instead of deleting it). For a {@code @Scheduled} job that must run once per period across
      * instances: a node whose scheduler fires a little later finds the key still taken. Must not be longer
      * than a fixed {@link #leaseTime()}; a bad value fails startup like {@link #waitTime()}.
+     * @return "" for none, or the shortest time the key stays taken after the grant
      */
     String holdAtLeast() default "";
 }

@@ -19,12 +19,16 @@ public final class LockContext {
     /**
      * The innermost lock taken by {@code @DistributedLock} for the call running now on this thread (for a
      * multi-key call, the last key in lock order).
+     * @return the handle, or empty when no {@code @DistributedLock} call is running on this thread
      */
     public static Optional<LockHandle> current() {
         return CurrentLocks.innermost();
     }
 
-    /** Every lock the innermost {@code @DistributedLock} call running on this thread took, in lock order. */
+    /**
+     * Every lock the innermost {@code @DistributedLock} call running on this thread took.
+     * @return the handles in lock order; empty when no {@code @DistributedLock} call is running on this thread
+     */
     public static List<LockHandle> currentLocks() {
         return CurrentLocks.innermostFrame();
     }

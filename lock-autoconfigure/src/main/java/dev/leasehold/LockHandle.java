@@ -7,13 +7,23 @@ import java.util.concurrent.CompletionStage;
 /** One acquisition of a lock. Closing it releases the lock (the outermost close, when re-entered). */
 public interface LockHandle extends AutoCloseable {
 
-    /** The logical key as given (before key-prefix). */
+    /**
+     * The key of this lock.
+     * @return the logical key as given (before {@code leasehold.key-prefix})
+     */
     String key();
 
-    /** Greater than 0, strictly increasing per key across every client and restart of the client. */
+    /**
+     * The fencing token of this grant: pass it to the resource the lock guards, and let the resource refuse
+     * a token lower than the highest it has seen.
+     * @return greater than 0, strictly increasing per key across every client and restart of the client
+     */
     long fencingToken();
 
-    /** False once released, or once the lease was lost (expired, taken, Redis said no). */
+    /**
+     * Whether this owner still holds the lock, by a conservative local estimate of its lease.
+     * @return false once released, or once the lease was lost (expired, taken, Redis said no)
+     */
     boolean isHeld();
 
     /** Releases; idempotent; never deletes a lock that another owner holds now. */
@@ -23,6 +33,7 @@ public interface LockHandle extends AutoCloseable {
     /**
      * Compare-then-extend: sets the lease of a lock taken with a fixed {@code leaseTime} to {@code lease}
      * from now, if this owner still holds it (also shorter than what is left: it is set, not added).
+     * @param lease the new lease, counted from now
      * @return true when extended; false when the lock was already released or lost (a lost lock is then
      * reported like any other: {@link LockLostEvent}, a WARN, the metrics)
      * @throws IllegalStateException for a watchdog-renewed lock (the watchdog extends it)
@@ -38,6 +49,7 @@ public interface LockHandle extends AutoCloseable {
      * A conservative local estimate of the lease left (the one {@link #isHeld()} uses): counted from when
      * the last confirmed grant, renewal or extension was sent. Zero once released or lost. For a
      * watchdog-renewed lock, the time left of the current lease period.
+     * @return the lease left; zero once released or lost
      */
     default Duration remainingLease() {
         if (!isHeld()) {
@@ -59,6 +71,7 @@ public interface LockHandle extends AutoCloseable {
      * Releases like {@link #close()} without blocking the caller. Completes once the release is done:
      * Redis answered, or {@code leasehold.redis-timeout} passed (a failed release is logged, never an
      * exceptional completion: the lock then expires with its lease).
+     * @return a stage that completes once the release is done
      */
     default CompletionStage<Void> closeAsync() {
         return CompletableFuture.runAsync(this::close);

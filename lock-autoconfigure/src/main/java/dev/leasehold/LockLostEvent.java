@@ -8,10 +8,18 @@ import org.springframework.context.ApplicationEvent;
  */
 public class LockLostEvent extends ApplicationEvent {
 
+    /**
+     * An event for a lost lease.
+     * @param handle the handle whose lease was lost (the event's source)
+     */
     public LockLostEvent(LockHandle handle) {
         super(handle);
     }
 
+    /**
+     * The handle whose lease was lost; its {@link LockHandle#isHeld()} is already false.
+     * @return the handle, with the key and fencing token of the lost lock
+     */
     public LockHandle getHandle() {
         return (LockHandle) getSource();
     }

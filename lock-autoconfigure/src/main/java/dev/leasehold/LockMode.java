@@ -6,6 +6,11 @@ package dev.leasehold;
  */
 public enum LockMode {
 
-    EXCLUSIVE, READ, WRITE
+    /** One owner at a time, no readers; the default. */
+    EXCLUSIVE,
+    /** Shared with other readers; kept out while a writer holds the key or waits for it. */
+    READ,
+    /** One owner at a time, no readers: the same lock as {@link #EXCLUSIVE}. */
+    WRITE
 
 }

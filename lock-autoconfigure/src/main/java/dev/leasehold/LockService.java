@@ -14,6 +14,7 @@ public interface LockService {
 
     /**
      * Tries to take the lock, waiting up to {@code waitTime}.
+     * @param key the logical key
      * @param waitTime how long to wait; about 146 years or more (e.g. {@code ChronoUnit.FOREVER.getDuration()})
      * is no time limit: such a wait ends with the lock, or with {@link LockAcquisitionException} once Redis could
      * not be reached for a whole lease ({@code leasehold.lease-time})
@@ -38,6 +39,10 @@ public interface LockService {
      * (a later {@code tryLock} or {@code tryLockAsync} on the key, from any thread, waits for it like any
      * other owner's) and may be closed from any thread ({@link LockHandle#closeAsync()} never blocks).
      * Waiting for it on a thread that itself holds the key deadlocks until the wait runs out.
+     * @param key the logical key
+     * @param waitTime how long to wait while another owner holds the key; zero for one try
+     * @param leaseTime a fixed lease, or {@code null} for a lease renewed by the watchdog while held
+     * @return a stage that completes with the handle, or empty when the wait ran out
      * @throws LockKeyException when the key is null, blank or too long
      * @throws IllegalArgumentException when a duration is negative (or the lease zero)
      */
@@ -45,13 +50,34 @@ public interface LockService {
         throw new UnsupportedOperationException(getClass().getName() + " cannot lock asynchronously");
     }
 
-    /** Takes the lock with a watchdog lease; throws {@link LockAcquisitionException} when the wait runs out. */
+    /**
+     * Takes the lock with a lease renewed by the watchdog while held.
+     * @param key the logical key
+     * @param waitTime how long to wait while another owner holds the key; zero for one try
+     * @return the handle; close it to release the lock
+     * @throws LockAcquisitionException when the wait runs out, or Redis could not be reached
+     * @throws LockKeyException when the key is null, blank or too long
+     */
     LockHandle lock(String key, Duration waitTime);
 
-    /** Locks, runs the action, and always releases; returns what the action returned. */
+    /**
+     * Locks, runs the action, and always releases.
+     * @param <T> the action's result type
+     * @param key the logical key
+     * @param waitTime how long to wait while another owner holds the key; zero for one try
+     * @param action what to run under the lock
+     * @return what the action returned
+     * @throws LockAcquisitionException when the lock could not be taken; the action is then not run
+     */
     <T> T withLock(String key, Duration waitTime, Supplier<T> action);
 
-    /** Locks, runs an action that returns nothing, and always releases. */
+    /**
+     * Locks, runs an action that returns nothing, and always releases.
+     * @param key the logical key
+     * @param waitTime how long to wait while another owner holds the key; zero for one try
+     * @param action what to run under the lock
+     * @throws LockAcquisitionException when the lock could not be taken; the action is then not run
+     */
     default void withLock(String key, Duration waitTime, Runnable action) {
         java.util.Objects.requireNonNull(action, "action");
         try (LockHandle handle = lock(key, waitTime)) {
@@ -59,7 +85,11 @@ public interface LockService {
         }
     }
 
-    /** Whether anyone, anywhere, holds the key now (in any mode). */
+    /**
+     * Whether anyone, anywhere, holds the key now (in any mode).
+     * @param key the logical key
+     * @return true while any owner holds it
+     */
     boolean isLocked(String key);
 
     /**
@@ -69,7 +99,11 @@ public interface LockService {
      * For a job that must run once per period across instances (ShedLock's {@code lockAtLeastFor}).
      * Closing sooner still ends this JVM's hold ({@link LockHandle#isHeld()} false, no re-entry); only the
      * key in Redis stays.
+     * @param key the logical key
+     * @param waitTime how long to wait while another owner holds the key; zero for one try
+     * @param leaseTime a fixed lease, or {@code null} for a lease renewed by the watchdog while held
      * @param holdAtLeast zero or null for none; not longer than a fixed {@code leaseTime}
+     * @return the handle, or empty when another owner held the key for the whole wait
      * @throws IllegalArgumentException when {@code holdAtLeast} is negative or longer than the fixed lease
      */
     default Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime, Duration holdAtLeast) {
@@ -89,6 +123,8 @@ public interface LockService {
      * {@link LockAcquisitionException} when Redis cannot be reached for a whole lease, rather than block for
      * ever. A thread whose lock was lost and that locks again takes the key anew: when granted, its earlier
      * holds move to the new lock; when not, {@code tryLock} returns false.
+     * @param key the logical key
+     * @return a view that locks {@code key}
      * @throws LockKeyException when the key is null or blank
      */
     default Lock asLock(String key) {

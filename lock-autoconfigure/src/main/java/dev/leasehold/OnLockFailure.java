@@ -7,6 +7,9 @@ package dev.leasehold;
  */
 public enum OnLockFailure {
 
-    THROW, SKIP
+    /** Throw a {@link LockAcquisitionException}; the method is not run. The default. */
+    THROW,
+    /** Do not run the method; return null, {@code Optional.empty()}, an empty collection or the primitive default. */
+    SKIP
 
 }

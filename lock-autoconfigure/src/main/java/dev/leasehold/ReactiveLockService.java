@@ -27,6 +27,10 @@ public final class ReactiveLockService {
 
     private final LockService locks;
 
+    /**
+     * A reactive view of the given service.
+     * @param locks the service that takes and releases the locks
+     */
     public ReactiveLockService(LockService locks) {
         this.locks = Objects.requireNonNull(locks, "locks");
     }
@@ -35,7 +39,10 @@ public final class ReactiveLockService {
      * The handle once granted; empty when the wait ran out; an error ({@link LockAcquisitionException}) when
      * Redis could not be reached. A subscriber that cancels before the grant leaves nothing held. Close
      * the handle when done ({@link LockHandle#closeAsync()}, which never blocks).
+     * @param key the logical key
+     * @param waitTime how long to wait while another owner holds the key; zero for one try
      * @param leaseTime a fixed lease, or null for a lease renewed by the watchdog while held
+     * @return a {@code Mono} of the handle, empty when the wait ran out
      */
     public Mono<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime) {
         return Mono.create(sink -> {
@@ -76,6 +83,10 @@ public final class ReactiveLockService {
     /**
      * Takes the lock (a watchdog lease) for each subscription to {@code action}, and releases it when the
      * {@code Mono} completes, errors or is cancelled.
+     * @param <T> the action's element type
+     * @param key the logical key
+     * @param waitTime how long to wait while another owner holds the key; zero for one try
+     * @param action the publisher to run under the lock
      * @return {@code action}'s result; an error ({@link LockAcquisitionException}) when the lock could not be
      * taken within {@code waitTime}, and then {@code action} is not subscribed
      */
@@ -85,7 +96,15 @@ public final class ReactiveLockService {
                 ReactiveLockService::release, (handle, error) -> release(handle), ReactiveLockService::release);
     }
 
-    /** Like {@link #withLock(String, Duration, Mono)} for a {@code Flux}: held until it terminates or is cancelled. */
+    /**
+     * Like {@link #withLock(String, Duration, Mono)} for a {@code Flux}: held until it terminates or is cancelled.
+     * @param <T> the action's element type
+     * @param key the logical key
+     * @param waitTime how long to wait while another owner holds the key; zero for one try
+     * @param action the publisher to run under the lock
+     * @return {@code action}'s elements; an error ({@link LockAcquisitionException}) when the lock could not
+     * be taken within {@code waitTime}, and then {@code action} is not subscribed
+     */
     public <T> Flux<T> withLock(String key, Duration waitTime, Flux<T> action) {
         Objects.requireNonNull(action, "action");
         return Flux.usingWhen(lockOrError(key, waitTime), handle -> action.contextWrite(Context.of(LockHandle.class, handle)),

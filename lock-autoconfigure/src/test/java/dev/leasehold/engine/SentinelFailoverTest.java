@@ -44,7 +44,9 @@ class SentinelFailoverTest {
         for (AutoCloseable resource : resources) {
             resource.close();
         }
-        redis.close();
+        if (redis != null) { // null when the start was aborted (no binary, or a shared LEASEHOLD_TEST_REDIS_URL)
+            redis.close();
+        }
     }
 
     private DefaultLockEngine engine() {

@@ -4,8 +4,17 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.embedded.core.ExecutableProvider;
+
 /** The Redis binary packaged in {@code com.github.codemonstur:embedded-redis}, for machines with neither a binary nor Docker. */
 final class EmbeddedRedisServer implements TestRedisServer {
+
+    private static final Logger logger = LoggerFactory.getLogger(EmbeddedRedisServer.class);
+
+    /** The packaged binary, extracted once per JVM (it is deleted when the JVM exits). */
+    private static String extractedBinary;
 
     private final int port;
 
@@ -13,6 +22,23 @@ final class EmbeddedRedisServer implements TestRedisServer {
 
     EmbeddedRedisServer(int port) {
         this.port = port;
+    }
+
+    /**
+     * The path of the packaged {@code redis-server} (Redis 6.2) for this OS and architecture, extracted on
+     * first use, for {@code LEASEHOLD_TEST_REDIS_BINARY=embedded}.
+     */
+    static synchronized String binary() {
+        if (extractedBinary == null) {
+            try {
+                extractedBinary = ExecutableProvider.newJarResourceProvider().get().getAbsolutePath();
+            }
+            catch (IOException ex) {
+                throw new UncheckedIOException("could not extract the embedded-redis binary", ex);
+            }
+            logger.info("Test Redis binary: the one packaged by embedded-redis, {}", extractedBinary);
+        }
+        return extractedBinary;
     }
 
     @Override

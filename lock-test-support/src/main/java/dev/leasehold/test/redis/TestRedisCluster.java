@@ -21,7 +21,7 @@ public final class TestRedisCluster implements AutoCloseable {
 
     /** Starts and joins the cluster; aborts the test where servers cannot be started here (a shared URL). */
     public static TestRedisCluster start(int masters) {
-        if (System.getenv(TestRedisServers.URL_VARIABLE) != null) {
+        if (TestRedisServers.sharedServerConfigured()) {
             Assumptions.abort("a cluster needs servers of our own, but " + TestRedisServers.URL_VARIABLE + " is set");
         }
         TestRedisCluster cluster = new TestRedisCluster();

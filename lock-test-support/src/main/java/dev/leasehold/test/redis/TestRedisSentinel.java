@@ -38,7 +38,7 @@ public final class TestRedisSentinel implements AutoCloseable {
     /** Starts the three processes; aborts the test where there is no redis-server binary. */
     public static TestRedisSentinel start() {
         String binary = TestRedisServers.findBinary();
-        if (binary == null || System.getenv(TestRedisServers.URL_VARIABLE) != null) {
+        if (binary == null || TestRedisServers.sharedServerConfigured()) {
             Assumptions.abort("a Sentinel set-up needs a redis-server binary on the PATH");
         }
         TestRedisServer primary = TestRedisServers.start();
@@ -65,7 +65,7 @@ public final class TestRedisSentinel implements AutoCloseable {
             throw new IllegalArgumentException("needs at least one replica and one Sentinel");
         }
         String binary = TestRedisServers.findBinary();
-        if (binary == null || System.getenv(TestRedisServers.URL_VARIABLE) != null) {
+        if (binary == null || TestRedisServers.sharedServerConfigured()) {
             Assumptions.abort("a Sentinel set-up needs a redis-server binary on the PATH");
         }
         List<TestRedisServer> nodes = new ArrayList<>();

@@ -45,6 +45,16 @@ public interface TestRedisServer extends AutoCloseable {
         return RespClient.commands(host(), port(), commands);
     }
 
+    /** The server's version as {@code INFO server} gives it, such as {@code 7.0.15} or {@code 6.2.11}. */
+    default String version() {
+        java.util.regex.Matcher version = java.util.regex.Pattern.compile("redis_version:(\\S+)")
+            .matcher(command("INFO", "server"));
+        if (!version.find()) {
+            throw new IllegalStateException("INFO server named no redis_version");
+        }
+        return version.group(1);
+    }
+
     /** Stops the server for good and frees what it used. */
     @Override
     void close();

@@ -14,7 +14,9 @@ import org.slf4j.LoggerFactory;
  * Starts a Redis server for a test, from the first source that works here:
  * <ol>
  * <li>the URL in the environment variable {@value #URL_VARIABLE} (shared, not controllable);</li>
- * <li>a {@code redis-server} binary on the PATH (or named by {@value #BINARY_VARIABLE}), on a free loopback port;</li>
+ * <li>a {@code redis-server} binary on the PATH (or named by {@value #BINARY_VARIABLE}), on a free loopback port;
+ * {@value #BINARY_VARIABLE}{@code =}{@value #EMBEDDED_BINARY} names the Redis 6.2 binary packaged by
+ * {@code embedded-redis}, run like any other binary (so pausing, Sentinel and Cluster work on it too);</li>
  * <li>Testcontainers ({@code redis:7-alpine}) when a Docker engine is reachable;</li>
  * <li>the binary packaged by {@code embedded-redis}.</li>
  * </ol>
@@ -25,6 +27,9 @@ public final class TestRedisServers {
     public static final String URL_VARIABLE = "LEASEHOLD_TEST_REDIS_URL";
 
     public static final String BINARY_VARIABLE = "LEASEHOLD_TEST_REDIS_BINARY";
+
+    /** The value of {@value #BINARY_VARIABLE} that picks the binary packaged by {@code embedded-redis}. */
+    public static final String EMBEDDED_BINARY = "embedded";
 
     private static final Logger logger = LoggerFactory.getLogger(TestRedisServers.class);
 
@@ -71,10 +76,15 @@ public final class TestRedisServers {
         return server;
     }
 
-    private static TestRedisServer create(List<String> extraArgs) {
+    /** Whether {@value #URL_VARIABLE} names a shared server (set and not blank). */
+    static boolean sharedServerConfigured() {
         String url = System.getenv(URL_VARIABLE);
-        if (url != null && !url.isBlank()) {
-            return new ExternalRedisServer(url.trim());
+        return url != null && !url.isBlank();
+    }
+
+    private static TestRedisServer create(List<String> extraArgs) {
+        if (sharedServerConfigured()) {
+            return new ExternalRedisServer(System.getenv(URL_VARIABLE).trim());
         }
         String binary = findBinary();
         if (binary != null) {
@@ -90,7 +100,7 @@ public final class TestRedisServers {
     static String findBinary() {
         String configured = System.getenv(BINARY_VARIABLE);
         if (configured != null && !configured.isBlank()) {
-            return configured.trim();
+            return EMBEDDED_BINARY.equals(configured.trim()) ? EmbeddedRedisServer.binary() : configured.trim();
         }
         String path = System.getenv("PATH");
         if (path == null) {
