@@ -19,7 +19,7 @@ import org.apache.commons.logging.LogFactory;
  */
 final class QuorumGrants {
 
-    private static final Log logger = LogFactory.getLog(QuorumLockServer.class);
+    private static final Log logger = LogFactory.getLog("dev.leasehold.engine.quorum.QuorumLockServer");
 
     private final List<QuorumNode> nodes;
 
@@ -36,7 +36,7 @@ final class QuorumGrants {
         this.driftMillis = driftMillis;
     }
 
-    /** Acquire on every node in parallel, decided as the class comment of {@link QuorumLockServer} says. */
+    /** Acquire on every node in parallel, decided as the quorum server's class comment says. */
     QuorumAcquire acquire(LockKeys keys, LockMode mode, String token, long leaseMillis, long writerWaitingMillis,
             String waiterId) {
         long startedAt = System.nanoTime();
