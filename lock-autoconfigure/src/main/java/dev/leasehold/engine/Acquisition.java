@@ -58,6 +58,9 @@ final class Acquisition {
 
     private final Waits waits;
 
+    /** What observers follow of this acquisition (and of its hold, once granted). */
+    private final LockObserver.Attempt attempt;
+
     /** Where steps run: the blocking caller's own thread ({@link CallerThreadSteps}), or the engine's. */
     private final Executor steps;
 
@@ -97,6 +100,7 @@ final class Acquisition {
         this.channel = queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel();
         this.waits = new Waits(context, this::stopping);
         this.gate = context.gates.join(keys.logicalKey());
+        this.attempt = context.observer.waitStarted(keys.logicalKey(), mode); // on the caller's thread
     }
 
     /** Completes with the lock, or null when the wait ran out; exceptionally with a {@link LockAcquisitionException}. */
@@ -354,6 +358,8 @@ final class Acquisition {
         }
         context.ended(this);
         context.observer.acquired(keys.logicalKey(), mode, System.nanoTime() - startedAt);
+        lock.attempt = attempt; // its hold ends at release or loss (LockEndings)
+        attempt.granted(lock.fencingToken);
         if (!result.complete(lock)) {
             context.unclaimed.accept(lock); // cancelled meanwhile: released as if closed (or handed on)
         }
@@ -387,10 +393,17 @@ final class Acquisition {
         }
         context.ended(this);
         if (result.isDone()) {
+            attempt.cancelled();
             return; // cancelled: the caller gave up, which is neither a timeout nor a failure
         }
         context.observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt,
                 error != null ? error.getCause() : null);
+        if (error != null) {
+            attempt.failed(error.getCause() != null ? error.getCause() : error);
+        }
+        else {
+            attempt.timedOut();
+        }
         if (error != null) {
             result.completeExceptionally(error);
         }

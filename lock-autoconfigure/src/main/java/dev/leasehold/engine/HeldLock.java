@@ -61,6 +61,9 @@ final class HeldLock {
 
     volatile ScheduledFuture<?> expiryCheck;
 
+    /** What observers follow of the acquisition that granted this lock: told when its hold ends. */
+    volatile LockObserver.Attempt attempt = LockObserver.Attempt.NONE;
+
     /**
      * What closing the outermost handle does. Kept instead of the handle itself, so that a handle its
      * owner dropped can be garbage collected (and its lock released by the cleaner).

@@ -55,6 +55,7 @@ final class LockEndings {
         watchdog.forget(lock);
         active.remove(lock);
         observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
+        lock.attempt.released();
         if (handOff.tryHandOff(lock, before)) {
             lock.gate.leave(); // the next local holder has the key now, and Redis was not told
             return RELEASED;
@@ -129,6 +130,7 @@ final class LockEndings {
         logger.warn("Lost " + lock + " held by thread '" + lock.ownerName() + "': " + reason
                 + ". Another owner may hold it now; work done under it is no longer protected.");
         observer.lost(lock.view(), reason);
+        lock.attempt.lost(reason);
     }
 
     /**
