@@ -17,6 +17,7 @@ import dev.leasehold.autoconfigure.LeaseholdAutoConfiguration;
 import dev.leasehold.engine.Await;
 import dev.leasehold.test.redis.RedisServerExtension;
 import io.micrometer.common.KeyValues;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
@@ -29,6 +30,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat;
@@ -237,6 +242,35 @@ class LockObservationsTest {
             assertThat(registry).hasObservationWithNameEqualTo("app.lock.hold");
             assertThat(registry).hasNumberOfObservationsWithNameEqualTo("leasehold.lock.hold", 0);
         });
+    }
+
+    @Test
+    void withSpringBootsMetricsTheObservationsAreTimersBesideTheExistingMetersWhoseNamesKeepWorking() {
+        new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
+                    CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+                    DataRedisAutoConfiguration.class, LeaseholdAutoConfiguration.class,
+                    LeaseholdObservationAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
+                    "spring.data.redis.port=" + redis.server().port())
+            .run(context -> {
+                MeterRegistry meters = context.getBean(MeterRegistry.class);
+                context.getBean(LockService.class).withLock("show:4", Duration.ZERO, () -> null);
+                assertThat(meters.get("leasehold.lock.wait")
+                    .tag("leasehold.lock.name", "show")
+                    .tag("leasehold.lock.mode", "EXCLUSIVE")
+                    .tag("leasehold.lock.outcome", "acquired")
+                    .timer()
+                    .count()).isEqualTo(1);
+                assertThat(meters.get("leasehold.lock.hold").tag("leasehold.lock.outcome", "released").timer().count())
+                    .isEqualTo(1);
+                // the key is never a tag
+                assertThat(meters.find("leasehold.lock.wait").tagKeys("leasehold.lock.key").meters()).isEmpty();
+                // the meters of earlier versions, unchanged
+                assertThat(meters.get("leasehold.lock.acquire").tag("result", "acquired").tag("mode", "EXCLUSIVE")
+                    .timer().count()).isEqualTo(1);
+                assertThat(meters.get("leasehold.lock.held").tag("mode", "EXCLUSIVE").timer().count()).isEqualTo(1);
+            });
     }
 
     @Test
