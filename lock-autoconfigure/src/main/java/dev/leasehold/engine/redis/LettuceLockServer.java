@@ -241,7 +241,8 @@ public class LettuceLockServer implements LockServer {
     @Override
     public CompletableFuture<KeyState> inspect(LockKeys keys) {
         CompletableFuture<List<Object>> reply = eval(LockScript.INSPECT, ScriptOutputType.MULTI,
-                keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue()));
+                keys(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(),
+                keys.queueExpiry()));
         return reply.thenApply(result -> ScriptReplies.toKeyState(keys.logicalKey(), result));
     }
 

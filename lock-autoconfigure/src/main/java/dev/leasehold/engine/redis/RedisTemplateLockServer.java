@@ -185,7 +185,8 @@ public class RedisTemplateLockServer implements LockServer {
     @Override
     public CompletableFuture<KeyState> inspect(LockKeys keys) {
         return step(keys, () -> ScriptReplies.toKeyState(keys.logicalKey(), template.execute(INSPECT,
-                List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue()))));
+                List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(),
+                keys.queueExpiry()))));
     }
 
     @Override
