@@ -274,6 +274,25 @@ class LockObservationsTest {
     }
 
     @Test
+    void springBootsObservationPropertiesTurnThemOff() {
+        new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
+                    CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+                    DataRedisAutoConfiguration.class, LeaseholdAutoConfiguration.class,
+                    LeaseholdObservationAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
+                    "spring.data.redis.port=" + redis.server().port(), "management.observations.enable.leasehold=false")
+            .run(context -> {
+                MeterRegistry meters = context.getBean(MeterRegistry.class);
+                context.getBean(LockService.class).withLock("show:4", Duration.ZERO, () -> null);
+                assertThat(meters.find("leasehold.lock.wait").meters()).isEmpty();
+                assertThat(meters.find("leasehold.lock.hold").meters()).isEmpty();
+                assertThat(meters.get("leasehold.lock.acquire").tag("result", "acquired").tag("mode", "EXCLUSIVE").timer()
+                    .count()).isEqualTo(1);
+            });
+    }
+
+    @Test
     void withoutAnObservationRegistryNothingIsObserved() {
         new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LeaseholdAutoConfiguration.class,
