@@ -5,8 +5,6 @@ import io.micrometer.common.KeyValues;
 import static dev.leasehold.observation.LeaseholdObservationDocumentation.HighCardinalityKeyNames.FENCING_TOKEN;
 import static dev.leasehold.observation.LeaseholdObservationDocumentation.HighCardinalityKeyNames.LOCK_KEY;
 import static dev.leasehold.observation.LeaseholdObservationDocumentation.HighCardinalityKeyNames.LOST_REASON;
-import static dev.leasehold.observation.LeaseholdObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME;
-import static dev.leasehold.observation.LeaseholdObservationDocumentation.LowCardinalityKeyNames.MODE;
 
 /**
  * {@code leasehold.lock.hold}, named {@code lock hold <name>} in traces; tagged with the lock's name, mode
@@ -28,8 +26,7 @@ public class DefaultLockHoldObservationConvention implements LockHoldObservation
 
     @Override
     public KeyValues getLowCardinalityKeyValues(LockHoldContext context) {
-        return KeyValues.of(LOCK_NAME.withValue(context.getLockName()), MODE.withValue(context.getMode().name()),
-                LeaseholdObservationDocumentation.outcome(context));
+        return LeaseholdObservationDocumentation.lowCardinalityKeyValues(context);
     }
 
     @Override

@@ -3,8 +3,6 @@ package dev.leasehold.observation;
 import io.micrometer.common.KeyValues;
 
 import static dev.leasehold.observation.LeaseholdObservationDocumentation.HighCardinalityKeyNames.LOCK_KEY;
-import static dev.leasehold.observation.LeaseholdObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME;
-import static dev.leasehold.observation.LeaseholdObservationDocumentation.LowCardinalityKeyNames.MODE;
 
 /**
  * {@code leasehold.lock.wait}, named {@code lock wait <name>} in traces; tagged with the lock's name, mode
@@ -26,8 +24,7 @@ public class DefaultLockWaitObservationConvention implements LockWaitObservation
 
     @Override
     public KeyValues getLowCardinalityKeyValues(LockWaitContext context) {
-        return KeyValues.of(LOCK_NAME.withValue(context.getLockName()), MODE.withValue(context.getMode().name()),
-                LeaseholdObservationDocumentation.outcome(context));
+        return LeaseholdObservationDocumentation.lowCardinalityKeyValues(context);
     }
 
     @Override

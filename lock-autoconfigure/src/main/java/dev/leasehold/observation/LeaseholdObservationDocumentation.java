@@ -1,6 +1,6 @@
 package dev.leasehold.observation;
 
-import io.micrometer.common.KeyValue;
+import io.micrometer.common.KeyValues;
 import io.micrometer.common.docs.KeyName;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
@@ -100,8 +100,11 @@ public enum LeaseholdObservationDocumentation implements ObservationDocumentatio
         }
     }
 
-    static KeyValue outcome(LockObservationContext context) {
+    /** The tags both default conventions give: the lock's name, the mode and the outcome. */
+    static KeyValues lowCardinalityKeyValues(LockObservationContext context) {
         LockObservationContext.Outcome outcome = context.getOutcome();
-        return LowCardinalityKeyNames.OUTCOME.withValue(outcome != null ? outcome.value() : "unknown");
+        return KeyValues.of(LowCardinalityKeyNames.LOCK_NAME.withValue(context.getLockName()),
+                LowCardinalityKeyNames.MODE.withValue(context.getMode().name()),
+                LowCardinalityKeyNames.OUTCOME.withValue(outcome != null ? outcome.value() : "unknown"));
     }
 }

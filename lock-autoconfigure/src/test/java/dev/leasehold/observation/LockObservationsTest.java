@@ -89,6 +89,17 @@ class LockObservationsTest {
                     "spring.data.redis.timeout=300ms");
     }
 
+    /** Spring Boot's own registry and meter handler, as an application with Actuator has them. */
+    private ApplicationContextRunner springBootMetrics() {
+        return new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
+                    CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+                    DataRedisAutoConfiguration.class, LeaseholdAutoConfiguration.class,
+                    LeaseholdObservationAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
+                    "spring.data.redis.port=" + redis.server().port());
+    }
+
     @Test
     void aWaitAndAHoldAreObservedAsChildrenOfTheCallersObservationWithTheKeyOnlyAsAHighCardinalityValue() {
         runner().run(context -> {
@@ -246,50 +257,36 @@ class LockObservationsTest {
 
     @Test
     void withSpringBootsMetricsTheObservationsAreTimersBesideTheExistingMetersWhoseNamesKeepWorking() {
-        new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
-                    CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
-                    DataRedisAutoConfiguration.class, LeaseholdAutoConfiguration.class,
-                    LeaseholdObservationAutoConfiguration.class))
-            .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
-                    "spring.data.redis.port=" + redis.server().port())
-            .run(context -> {
-                MeterRegistry meters = context.getBean(MeterRegistry.class);
-                context.getBean(LockService.class).withLock("show:4", Duration.ZERO, () -> null);
-                assertThat(meters.get("leasehold.lock.wait")
-                    .tag("leasehold.lock.name", "show")
-                    .tag("leasehold.lock.mode", "EXCLUSIVE")
-                    .tag("leasehold.lock.outcome", "acquired")
-                    .timer()
-                    .count()).isEqualTo(1);
-                assertThat(meters.get("leasehold.lock.hold").tag("leasehold.lock.outcome", "released").timer().count())
-                    .isEqualTo(1);
-                // the key is never a tag
-                assertThat(meters.find("leasehold.lock.wait").tagKeys("leasehold.lock.key").meters()).isEmpty();
-                // the meters of earlier versions, unchanged
-                assertThat(meters.get("leasehold.lock.acquire").tag("result", "acquired").tag("mode", "EXCLUSIVE")
-                    .timer().count()).isEqualTo(1);
-                assertThat(meters.get("leasehold.lock.held").tag("mode", "EXCLUSIVE").timer().count()).isEqualTo(1);
-            });
+        springBootMetrics().run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            context.getBean(LockService.class).withLock("show:4", Duration.ZERO, () -> null);
+            assertThat(meters.get("leasehold.lock.wait")
+                .tag("leasehold.lock.name", "show")
+                .tag("leasehold.lock.mode", "EXCLUSIVE")
+                .tag("leasehold.lock.outcome", "acquired")
+                .timer()
+                .count()).isEqualTo(1);
+            assertThat(meters.get("leasehold.lock.hold").tag("leasehold.lock.outcome", "released").timer().count())
+                .isEqualTo(1);
+            // the key is never a tag
+            assertThat(meters.find("leasehold.lock.wait").tagKeys("leasehold.lock.key").meters()).isEmpty();
+            // the meters of earlier versions, unchanged
+            assertThat(meters.get("leasehold.lock.acquire").tag("result", "acquired").tag("mode", "EXCLUSIVE")
+                .timer().count()).isEqualTo(1);
+            assertThat(meters.get("leasehold.lock.held").tag("mode", "EXCLUSIVE").timer().count()).isEqualTo(1);
+        });
     }
 
     @Test
     void springBootsObservationPropertiesTurnThemOff() {
-        new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
-                    CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
-                    DataRedisAutoConfiguration.class, LeaseholdAutoConfiguration.class,
-                    LeaseholdObservationAutoConfiguration.class))
-            .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
-                    "spring.data.redis.port=" + redis.server().port(), "management.observations.enable.leasehold=false")
-            .run(context -> {
-                MeterRegistry meters = context.getBean(MeterRegistry.class);
-                context.getBean(LockService.class).withLock("show:4", Duration.ZERO, () -> null);
-                assertThat(meters.find("leasehold.lock.wait").meters()).isEmpty();
-                assertThat(meters.find("leasehold.lock.hold").meters()).isEmpty();
-                assertThat(meters.get("leasehold.lock.acquire").tag("result", "acquired").tag("mode", "EXCLUSIVE").timer()
-                    .count()).isEqualTo(1);
-            });
+        springBootMetrics().withPropertyValues("management.observations.enable.leasehold=false").run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            context.getBean(LockService.class).withLock("show:4", Duration.ZERO, () -> null);
+            assertThat(meters.find("leasehold.lock.wait").meters()).isEmpty();
+            assertThat(meters.find("leasehold.lock.hold").meters()).isEmpty();
+            assertThat(meters.get("leasehold.lock.acquire").tag("result", "acquired").tag("mode", "EXCLUSIVE").timer()
+                .count()).isEqualTo(1);
+        });
     }
 
     @Test
