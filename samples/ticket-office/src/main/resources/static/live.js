@@ -112,6 +112,7 @@
         for (const [i, s] of shows.entries()) {
             $('show-rows').children[i].dataset.showId = String(s.id);
         }
+        document.dispatchEvent(new CustomEvent('live:shows', { detail: { shows: shows } })); // cluster.js
 
         if (rate !== null) {
             history.push({ t: now, rate: rate, p99: p99 === null ? 0 : p99 * 1000 });

@@ -181,7 +181,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
             Duration left = handles.isEmpty() ? wait : Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
             Optional<LockHandle> handle;
             try {
-                handle = tryLock(service, key, attribute, left);
+                handle = DistributedLockNames.during(attribute.name(), () -> tryLock(service, key, attribute, left));
             }
             catch (LockAcquisitionException ex) {
                 release(handles);

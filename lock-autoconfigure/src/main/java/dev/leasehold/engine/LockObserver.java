@@ -39,4 +39,51 @@ public interface LockObserver {
      */
     default void renewed(int locks) {
     }
+
+    /**
+     * A wait for {@code key} begins (re-entries are not reported). Called on the thread that asks for the
+     * lock, blocking or not ({@code tryLockAsync}), so an observer can take that thread's context, such as
+     * its current trace. What it returns follows this one acquisition: how the wait ends and, once granted,
+     * how the hold ends. The default follows nothing.
+     */
+    default Attempt waitStarted(String key, LockMode mode) {
+        return Attempt.NONE;
+    }
+
+    /**
+     * One acquisition, as {@link #waitStarted} saw it begin. The wait ends once: {@link #granted},
+     * {@link #timedOut}, {@link #failed} or {@link #cancelled}; a granted lock's hold ends once, at
+     * {@link #released} or {@link #lost}, whichever comes first. Called on the engine's threads (or the
+     * caller's), so quick and never throwing, like the observer's other methods.
+     */
+    interface Attempt {
+
+        /** Follows nothing. */
+        Attempt NONE = new Attempt() {
+        };
+
+        /** The lock was granted with this fencing token: the hold begins now. */
+        default void granted(long fencingToken) {
+        }
+
+        /** Other owners held the key for the whole wait. */
+        default void timedOut() {
+        }
+
+        /** The wait ended with an error (Redis failed, or the engine shut down). */
+        default void failed(Throwable error) {
+        }
+
+        /** The caller gave up waiting (cancelled the stage, or was interrupted). */
+        default void cancelled() {
+        }
+
+        /** The last handle was closed: the hold is over. */
+        default void released() {
+        }
+
+        /** The lease was lost while held: the hold is over, whatever the holder still does. */
+        default void lost(String reason) {
+        }
+    }
 }

@@ -40,6 +40,52 @@ record SafeLockObserver(LockObserver delegate) implements LockObserver {
         run(() -> delegate.renewed(locks));
     }
 
+    @Override
+    public Attempt waitStarted(String key, LockMode mode) {
+        try {
+            Attempt attempt = delegate.waitStarted(key, mode);
+            return attempt == null || attempt == Attempt.NONE ? Attempt.NONE : new SafeAttempt(attempt);
+        }
+        catch (RuntimeException ex) {
+            logger.error("LockObserver failed", ex);
+            return Attempt.NONE;
+        }
+    }
+
+    /** Keeps a failing attempt from breaking locking. */
+    private record SafeAttempt(Attempt delegate) implements Attempt {
+
+        @Override
+        public void granted(long fencingToken) {
+            run(() -> delegate.granted(fencingToken));
+        }
+
+        @Override
+        public void timedOut() {
+            run(delegate::timedOut);
+        }
+
+        @Override
+        public void failed(Throwable error) {
+            run(() -> delegate.failed(error));
+        }
+
+        @Override
+        public void cancelled() {
+            run(delegate::cancelled);
+        }
+
+        @Override
+        public void released() {
+            run(delegate::released);
+        }
+
+        @Override
+        public void lost(String reason) {
+            run(() -> delegate.lost(reason));
+        }
+    }
+
     private static void run(Runnable call) {
         try {
             call.run();

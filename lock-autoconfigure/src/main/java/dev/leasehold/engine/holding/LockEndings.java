@@ -67,6 +67,7 @@ final class LockEndings {
     CompletableFuture<Void> release(HeldLock lock, HeldLock.State before) {
         watchdog.forget(lock);
         observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
+        lock.attempt.released();
         KeyLine line = lines.line(lock.key());
         KeyLine.Release outcome = line != null ? line.release(lock, before) : new KeyLine.Release(null, java.util.List.of());
         if (outcome.handedOff()) {
@@ -155,6 +156,7 @@ final class LockEndings {
         logger.warn("Lost " + lock + " held by thread '" + lock.ownerName() + "': " + reason
                 + ". Another owner may hold it now; work done under it is no longer protected.");
         observer.lost(view.apply(lock), reason);
+        lock.attempt.lost(reason);
     }
 
     /**

@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.LockObserver;
 import dev.leasehold.engine.server.LockKeys;
 
 /**
@@ -59,6 +60,9 @@ public final class HeldLock {
 
     /** Local estimate of when the lease ends: the send time of the last confirmed write plus {@link #validMillis}. */
     private volatile long leaseEndsAtNanos;
+
+    /** What observers follow of the acquisition that granted this lock: told when its hold ends. */
+    public volatile LockObserver.Attempt attempt = LockObserver.Attempt.NONE;
 
     /** The watchdog's timer at the end of a fixed lease. */
     public volatile ScheduledFuture<?> expiryCheck;

@@ -19,7 +19,7 @@ import org.apache.commons.logging.LogFactory;
  */
 final class QuorumGrants {
 
-    private static final Log logger = LogFactory.getLog("dev.leasehold.engine.quorum.QuorumLockServer");
+    private static final Log logger = LogFactory.getLog(QuorumGrants.class);
 
     private final List<QuorumNode> nodes;
 

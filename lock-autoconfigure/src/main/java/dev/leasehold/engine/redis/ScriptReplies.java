@@ -31,23 +31,37 @@ final class ScriptReplies {
         return new FenceBlock((Long) reply.get(1), (Long) reply.get(2), (Long) reply.get(3) == 1L);
     }
 
-    /** Reads inspect.lua's reply (the counter arrives as bytes from Lettuce, as text through a template). */
+    /** Reads inspect.lua's reply (texts arrive as bytes from Lettuce, as strings through a template). */
     static KeyState toKeyState(String key, List<?> reply) {
         long lockTtl = (Long) reply.get(0);
         long readers = (Long) reply.get(1);
         long readerLeft = (Long) reply.get(2);
         boolean writerWaiting = (Long) reply.get(3) > 0;
-        Object fence = reply.size() > 4 ? reply.get(4) : null;
-        String counterText = fence instanceof byte[] text ? new String(text, StandardCharsets.US_ASCII)
-                : fence instanceof String text ? text : null;
+        String counterText = reply.size() > 4 ? text(reply.get(4)) : null;
         long counter = counterText != null ? Long.parseLong(counterText) : 0;
+        List<String> holders = reply.size() > 5 ? texts(reply.get(5)) : List.of();
+        List<KeyState.QueuedInstance> queue = reply.size() > 6
+                ? texts(reply.get(6)).stream().map(KeyState.QueuedInstance::of).toList() : List.of();
         if (lockTtl != -2) {
-            return new KeyState(key, true, LockMode.EXCLUSIVE, 0, Math.max(0, lockTtl), writerWaiting, counter);
+            return new KeyState(key, true, LockMode.EXCLUSIVE, 0, Math.max(0, lockTtl), writerWaiting, counter,
+                    holders, queue);
         }
         if (readers > 0) {
-            return new KeyState(key, true, LockMode.READ, readers, readerLeft, writerWaiting, counter);
+            return new KeyState(key, true, LockMode.READ, readers, readerLeft, writerWaiting, counter, holders, queue);
         }
-        return new KeyState(key, false, null, 0, 0, writerWaiting, counter);
+        return new KeyState(key, false, null, 0, 0, writerWaiting, counter, List.of(), queue);
+    }
+
+    private static String text(Object value) {
+        return value instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8)
+                : value instanceof String string ? string : null;
+    }
+
+    private static List<String> texts(Object value) {
+        if (!(value instanceof List<?> list)) {
+            return List.of();
+        }
+        return list.stream().map(ScriptReplies::text).filter(java.util.Objects::nonNull).toList();
     }
 
     /** The channel pattern an ACL user needs ({@code &<prefix>*}), for the hint in a warning. */

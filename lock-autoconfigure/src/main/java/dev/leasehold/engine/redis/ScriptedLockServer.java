@@ -209,7 +209,8 @@ public abstract class ScriptedLockServer implements LockServer {
     @Override
     public CompletableFuture<KeyState> inspect(LockKeys keys) {
         return this.<List<?>>eval(LockScript.INSPECT, Reply.LIST,
-                List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue()), List.of())
+                List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(), keys.queueExpiry()),
+                List.of())
             .thenApply(result -> ScriptReplies.toKeyState(keys.logicalKey(), result));
     }
 

@@ -1,5 +1,7 @@
 package dev.leasehold.engine.server;
 
+import java.util.List;
+
 import dev.leasehold.LockMode;
 
 /**
@@ -18,7 +20,41 @@ import dev.leasehold.LockMode;
  * next grant is higher), 0 when Redis has none (on one server
  * the counter expires a minute after the last lease; in quorum mode it never expires, and this is the
  * highest of the nodes'); the next grant is higher
+ * @param holders the instances holding it now (instance ids, as {@code /actuator/leasehold} shows its own):
+ * the exclusive holder, or every instance with a reader; also an instance the fair queue granted the key
+ * that has not claimed it yet. In quorum mode, those that hold it on a majority of the nodes
+ * @param queue the instances waiting for it in Redis's fair queue, first come first: the next to get it
+ * first (one entry per instance however many of its threads wait; they take local turns). Empty on
+ * servers without the queue (quorum mode)
  */
 public record KeyState(String key, boolean held, LockMode mode, long readers, long leaseLeftMillis,
-        boolean writerWaiting, long fencingCounter) {
+        boolean writerWaiting, long fencingCounter, List<String> holders, List<QueuedInstance> queue) {
+
+    public KeyState {
+        holders = holders == null ? List.of() : List.copyOf(holders);
+        queue = queue == null ? List.of() : List.copyOf(queue);
+    }
+
+    /** Without holders and queue. */
+    public KeyState(String key, boolean held, LockMode mode, long readers, long leaseLeftMillis,
+            boolean writerWaiting, long fencingCounter) {
+        this(key, held, mode, readers, leaseLeftMillis, writerWaiting, fencingCounter, List.of(), List.of());
+    }
+
+    /**
+     * One instance in the key's fair queue.
+     * @param instance its instance id
+     * @param mode {@link LockMode#EXCLUSIVE} for a writer (exclusive or write lock), {@link LockMode#READ}
+     * for readers
+     */
+    public record QueuedInstance(String instance, LockMode mode) {
+
+        /** From a queue entry, {@code <instance id>|W} or {@code <instance id>|R}. */
+        public static QueuedInstance of(String member) {
+            boolean reader = member.endsWith("|R");
+            String instance = member.endsWith("|R") || member.endsWith("|W")
+                    ? member.substring(0, member.length() - 2) : member;
+            return new QueuedInstance(instance, reader ? LockMode.READ : LockMode.EXCLUSIVE);
+        }
+    }
 }

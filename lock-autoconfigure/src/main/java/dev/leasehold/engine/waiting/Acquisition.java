@@ -8,6 +8,7 @@ import java.util.function.Consumer;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.LockObserver;
 import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.key.KeyLine;
 import dev.leasehold.engine.server.FairQueue;
@@ -69,6 +70,9 @@ final class Acquisition {
 
     private final Waits waits;
 
+    /** What observers follow of this acquisition (and of its hold, once granted). */
+    private final LockObserver.Attempt attempt;
+
     // the loop's state: steps run one at a time, each after the one before (a happens-before edge)
     private KeyLine.Waiter waiter;
     private boolean haveTurn;
@@ -111,6 +115,7 @@ final class Acquisition {
         // steps run on the blocking caller's own thread (CallerThreadSteps), or the engine's wait thread
         this.waits = new Waits(context, this::stopping, steps, this::failed);
         this.line = context.lines.join(keys.logicalKey());
+        this.attempt = context.observer.waitStarted(keys.logicalKey(), mode); // on the caller's thread
     }
 
     /** Completes with the lock, or null when the wait ran out; exceptionally with a {@link LockAcquisitionException}. */
@@ -355,6 +360,8 @@ final class Acquisition {
         }
         ended.accept(this);
         context.observer.acquired(keys.logicalKey(), mode, System.nanoTime() - startedAt);
+        lock.attempt = attempt; // its hold ends at release or loss (LockEndings)
+        attempt.granted(lock.fencingToken());
         if (!result.complete(lock)) {
             context.holdings.releaseUnclaimed(lock); // cancelled meanwhile: released as if closed (or handed on)
         }
@@ -388,10 +395,17 @@ final class Acquisition {
         }
         ended.accept(this);
         if (result.isDone()) {
+            attempt.cancelled();
             return; // cancelled: the caller gave up, which is neither a timeout nor a failure
         }
         context.observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt,
                 error != null ? error.getCause() : null);
+        if (error != null) {
+            attempt.failed(error.getCause() != null ? error.getCause() : error);
+        }
+        else {
+            attempt.timedOut();
+        }
         if (error != null) {
             result.completeExceptionally(error);
         }

@@ -1,8 +1,10 @@
 -- What Redis holds for one logical key, read-only (for diagnostics). Never returns an owner token.
 -- KEYS[1] lock   KEYS[2] readers   KEYS[3] writer-waiting marker   KEYS[4] fencing counter
 -- KEYS[5] (optional) queue of waiting instances: a queued writer is a waiting writer too
+-- KEYS[6] (optional) the queue entries' expiries: an entry past its expiry is no longer waiting
 -- Returns {exclusive lease left ms (-2: not held), live readers, longest reader lease left ms,
---          writer-waiting ms left (-2: none), fencing counter (string, false when absent)}
+--          writer-waiting ms left (-2: none), fencing counter (string, false when absent),
+--          instances holding it (ids), queue entries in order ('<instance id>|W' or '|R')}
 local time = redis.call('TIME')
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local lockTtl = redis.call('PTTL', KEYS[1])
@@ -21,4 +23,45 @@ if writerWaiting == -2 and KEYS[5] then
         end
     end
 end
-return {lockTtl, readers, readerLeft, writerWaiting, redis.call('GET', KEYS[4])}
+
+-- owner tokens are '<instance id>:<secret>': only the instance id leaves this script. A key the queue granted
+-- to an instance that has not claimed it yet holds 'queue-grant:<instance id>|W'.
+local function instanceOf(owner)
+    if string.sub(owner, 1, 12) == 'queue-grant:' then
+        return string.sub(owner, 13, -3)
+    end
+    return string.match(owner, '^(.*):[^:]*$') or '?'
+end
+local holders = {}
+local seen = {}
+local function hold(owner)
+    local instance = instanceOf(owner)
+    if not seen[instance] then
+        seen[instance] = true
+        holders[#holders + 1] = instance
+    end
+end
+local owner = redis.call('GET', KEYS[1])
+if owner then
+    hold(owner)
+end
+for _, token in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. nowMs, '+inf')) do
+    hold(token)
+end
+
+local queue = {}
+if KEYS[5] then
+    local expiresAt = {}
+    if KEYS[6] then
+        local expiries = redis.call('ZRANGE', KEYS[6], 0, -1, 'WITHSCORES')
+        for i = 1, #expiries, 2 do
+            expiresAt[expiries[i]] = tonumber(expiries[i + 1])
+        end
+    end
+    for _, member in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
+        if not KEYS[6] or (expiresAt[member] or 0) > nowMs then
+            queue[#queue + 1] = member
+        end
+    end
+end
+return {lockTtl, readers, readerLeft, writerWaiting, redis.call('GET', KEYS[4]), holders, queue}

@@ -15,6 +15,7 @@ import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
 import dev.leasehold.engine.Await;
 import dev.leasehold.engine.DefaultLockEngine;
+import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.LockEngineSettings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -256,6 +257,20 @@ class QuorumModeTest {
         finally {
             thread.shutdownNow();
         }
+    }
+
+    @Test
+    void theInspectionShowsTheInstanceHoldingTheKeyOnAMajority() {
+        LockEngineSettings settings = QuorumFixture.settings(Duration.ofSeconds(5));
+        DefaultLockEngine holder = nodes.client(settings);
+        DefaultLockEngine other = nodes.client(settings);
+        try (LockHandle handle = holder.lock("inspected", Duration.ofSeconds(1))) {
+            KeyState state = other.inspect("inspected");
+            assertThat(state.held()).isTrue();
+            assertThat(state.holders()).containsExactly(holder.instanceId());
+            assertThat(state.queue()).isEmpty(); // quorum nodes keep no fair queue
+        }
+        assertThat(other.inspect("inspected").holders()).isEmpty();
     }
 
     @Test

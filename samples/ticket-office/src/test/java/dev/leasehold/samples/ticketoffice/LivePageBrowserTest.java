@@ -5,7 +5,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.leasehold.test.redis.RedisServerExtension;
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
@@ -27,8 +30,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The live page in a real headless Chromium, during a booking load: its figures move, and once the load
- * stops they equal what the API and Actuator say. Saves {@code target/live-page.png}.
+ * The live page in a real headless Chromium, during a booking load through two nodes: its figures move, and
+ * once the load stops they equal what the API and Actuator say; its cluster panel shows both nodes taking
+ * turns on the show's key, and the one not holding it queued in Redis. Saves {@code target/live-page.png}.
  * Skipped, with how to install them, where Chromium or its driver is missing: it never passes without a browser.
  */
 @Timeout(180)
@@ -41,6 +45,9 @@ class LivePageBrowserTest {
     static RedisServerExtension redis = new RedisServerExtension();
 
     static TicketOfficeNode node;
+
+    /** A second instance on the same Redis and database: the cluster panel shows both. */
+    static TicketOfficeNode otherNode;
 
     static WebDriver browser;
 
@@ -62,6 +69,8 @@ class LivePageBrowserTest {
             return;
         }
         node = TicketOfficeNode.start("live-node", redis.server(), "live", "live:", "--ticket-office.payment-time=5ms");
+        otherNode = TicketOfficeNode.start("live-node-2", redis.server(), "live", "live:",
+                "--ticket-office.payment-time=5ms");
         profile = Files.createTempDirectory("leasehold-chromium-");
         ChromeOptions options = new ChromeOptions();
         options.setBinary(chromium);
@@ -77,6 +86,9 @@ class LivePageBrowserTest {
     static void stop() throws Exception {
         if (browser != null) {
             browser.quit();
+        }
+        if (otherNode != null) {
+            otherNode.close();
         }
         if (node != null) {
             node.close();
@@ -95,7 +107,9 @@ class LivePageBrowserTest {
         Await.until(Duration.ofSeconds(20), "the page refreshed twice", () -> number("refreshes") >= 2);
         assertThat(browser.findElement(By.id("node")).getText()).isEqualTo("live-node");
 
-        try (BookingLoad load = BookingLoad.start(List.of(node), showId, Integer.MAX_VALUE, 8, true)) {
+        String self = node.getJson("/actuator/leasehold").path("instanceId").asString();
+        String other = otherNode.getJson("/actuator/leasehold").path("instanceId").asString();
+        try (BookingLoad load = BookingLoad.start(List.of(node, otherNode), showId, Integer.MAX_VALUE, 8, true)) {
             long acquiredBefore = figure("acquisitions-total");
             long seatsBefore = figure("seats-left");
             Await.until(Duration.ofSeconds(30), "the acquisitions and seats left change on the page",
@@ -110,6 +124,27 @@ class LivePageBrowserTest {
                 return sawHeld.get();
             });
             Await.until(Duration.ofSeconds(30), "the chart has a few seconds of history", () -> number("points") >= 5);
+
+            // the cluster panel follows the show under load: both nodes hold its key in turns, and the node
+            // not holding it is seen waiting in the key's queue in Redis
+            Await.until(Duration.ofSeconds(30), "the cluster panel follows the show",
+                    () -> ("show:" + showId).equals(value("cluster-key")));
+            Set<String> holdersSeen = new HashSet<>();
+            Set<String> queuedSeen = new HashSet<>();
+            Await.until(Duration.ofSeconds(30), "both nodes seen holding the key, and queued for it", () -> {
+                // read in one script: the panel redraws 20 times a second
+                List<?> seen = (List<?>) ((JavascriptExecutor) browser).executeScript("return [document.getElementById("
+                        + "'holder').dataset.instance, [...document.querySelectorAll('#queue li[data-instance]')]"
+                        + ".map(li => li.dataset.instance)]");
+                holdersSeen.add((String) seen.get(0));
+                ((List<?>) seen.get(1)).forEach(queued -> queuedSeen.add((String) queued));
+                return holdersSeen.containsAll(List.of(self, other)) && !queuedSeen.isEmpty();
+            });
+            assertThat(holdersSeen).isSubsetOf(self, other, "");
+            assertThat(queuedSeen).isSubsetOf(self, other);
+            Await.until(Duration.ofSeconds(30), "the strip shows both nodes' turns",
+                    () -> number("strip-holders") == 2 && figure("turns") >= 2);
+            assertThat(browser.findElement(By.id("strip")).getSize().getHeight()).isGreaterThan(40);
             Path screenshot = Path.of("target", "live-page.png");
             Files.createDirectories(screenshot.getParent());
             Files.copy(((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE).toPath(), screenshot,

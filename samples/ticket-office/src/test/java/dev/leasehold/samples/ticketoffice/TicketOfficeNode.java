@@ -39,6 +39,12 @@ final class TicketOfficeNode implements AutoCloseable {
      * @param keyPrefix the lock keys of this test, apart from others'
      */
     static TicketOfficeNode start(String name, TestRedisServer redis, String database, String keyPrefix, String... extra) {
+        return start(new SpringApplicationBuilder(TicketOfficeApplication.class), name, redis, database, keyPrefix, extra);
+    }
+
+    /** @param application the application to run, e.g. with a bean of the test's registered before it starts */
+    static TicketOfficeNode start(SpringApplicationBuilder application, String name, TestRedisServer redis,
+            String database, String keyPrefix, String... extra) {
         List<String> args = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
                 "--ticket-office.node=" + name,
                 "--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
@@ -46,7 +52,7 @@ final class TicketOfficeNode implements AutoCloseable {
                 "--leasehold.key-prefix=" + keyPrefix, "--ticket-office.settlement-interval=1h",
                 "--spring.main.banner-mode=off"));
         args.addAll(List.of(extra));
-        return new TicketOfficeNode(new SpringApplicationBuilder(TicketOfficeApplication.class).run(args.toArray(String[]::new)));
+        return new TicketOfficeNode(application.run(args.toArray(String[]::new)));
     }
 
     HttpResponse<String> get(String path) {

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -146,6 +147,35 @@ class TicketOfficeTest {
         assertThat(change.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         assertThat(nodeA.show(showId).path("priceCents").asInt()).isEqualTo(6500);
         assertThat(nodeA.getJson("/actuator/leasehold/catalog:" + showId).path("held").asBoolean()).isFalse();
+    }
+
+    @Test
+    void theOneKeyEndpointShowsWhichNodeHoldsTheKeyAndWhichAreQueuedForItButNoOwnerToken() throws Exception {
+        long showId = nodeA.createShow("Queued", 10);
+        String key = "show:" + showId;
+        String instanceA = nodeA.getJson("/actuator/leasehold").path("instanceId").asString();
+        String instanceB = nodeB.getJson("/actuator/leasehold").path("instanceId").asString();
+        LockHandle held = nodeA.context.getBean(LockService.class).lock(key, Duration.ZERO);
+        CompletableFuture<HttpResponse<String>> booking = CompletableFuture.supplyAsync(
+                () -> nodeB.post("/api/shows/" + showId + "/bookings", "{\"seats\":1}"));
+        Await.until(Duration.ofSeconds(10), "node B is seen queued for the key",
+                () -> nodeA.getJson("/actuator/leasehold/" + key).path("queue").size() == 1);
+        HttpResponse<String> response = nodeA.get("/actuator/leasehold/" + key);
+        JsonNode state = TicketOfficeNode.JSON.readTree(response.body());
+        assertThat(state.path("holders").size()).isEqualTo(1);
+        assertThat(state.path("holders").get(0).asString()).isEqualTo(instanceA);
+        assertThat(state.path("queue").get(0).path("instance").asString()).isEqualTo(instanceB);
+        assertThat(state.path("queue").get(0).path("mode").asString()).isEqualTo("EXCLUSIVE");
+        String ownerToken = nodeA.context.getBean(StringRedisTemplate.class).opsForValue().get("test:{" + key + "}");
+        assertThat(ownerToken).startsWith(instanceA + ":");
+        assertThat(response.body()).doesNotContain(ownerToken);
+
+        held.close();
+        assertThat(booking.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+        JsonNode after = nodeB.getJson("/actuator/leasehold/" + key);
+        assertThat(after.path("held").asBoolean()).isFalse();
+        assertThat(after.path("holders").size()).isZero();
+        assertThat(after.path("queue").size()).isZero();
     }
 
     @Test
