@@ -186,12 +186,17 @@ class LockViewTest extends RealRedisEngineTest {
         long started = System.nanoTime();
         int acquiresBefore = cutOff.acquires.get();
         CompletableFuture<Void> release = CompletableFuture.runAsync(() -> {
-            Await.until(Duration.ofSeconds(10), "lock() waits", () -> mine.waitingCount() == 1);
-            // a second try comes with the fair queue's refresh, a second later, not at once
-            Await.until(Duration.ofSeconds(10), "lock() tries again", () -> cutOff.acquires.get() >= acquiresBefore + 2);
-            assertThat((System.nanoTime() - started) / 1_000_000).isGreaterThan(500);
-            theirs.close();
-        });
+            try {
+                Await.until(Duration.ofSeconds(10), "lock() waits", () -> mine.waitingCount() == 1);
+                // a second try comes with the fair queue's refresh, a second later, not at once
+                Await.until(Duration.ofSeconds(10), "lock() tries again",
+                        () -> cutOff.acquires.get() >= acquiresBefore + 2);
+                assertThat((System.nanoTime() - started) / 1_000_000).isGreaterThan(500);
+            }
+            finally {
+                theirs.close(); // whatever was seen: lock() below must not wait for ever (it ignores interrupts)
+            }
+        }, task -> new Thread(task, "release-theirs").start()); // not the common pool, which other work may hold
         lock.lock();
         release.get(10, TimeUnit.SECONDS);
         assertThat(redis.server().command("EXISTS", "lock:{taken-over}")).isEqualTo("1");

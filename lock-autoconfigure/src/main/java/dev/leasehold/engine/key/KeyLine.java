@@ -17,16 +17,16 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
  * lock managers of cluster file systems keep a lock at the node while its processes want it).
  *
  * <pre>
- *              enter                       granted (exclusive)
- *   FREE ─────────────────▶ ACQUIRING ─────────────────────────▶ HELD ◀──────────────┐
- *    ▲  ◀── pass the turn ──  │  ▲  │ granted (reader): pass the turn  │ release        │ takenOver
- *    │      (nobody waits)    │  │  └──────────────────────────────▶  │ (handed off)   │
- *    │                        │  │                                     ▼                │
- *    │                        │  └── takeOverFailed / lost ─────── TAKING_OVER ─────────┘
- *    │                        │
- *    └── giveUp / release in Redis / lost: pass the turn ──▶ ACQUIRING (the next waiter) or FREE
- *
- *   any ── close ──▶ CLOSED (every waiter gets the turn at once, and gives up)
+ *   from          transition                          to
+ *   FREE          enter                               ACQUIRING (the caller has the turn at once)
+ *   (any other)   enter                               (queued: the state does not move)
+ *   ACQUIRING     granted, exclusive                  HELD
+ *   ACQUIRING     granted, reader; leaveTurn          ACQUIRING for the next waiter, or FREE
+ *   HELD          release, handed off                 TAKING_OVER
+ *   HELD          release in Redis; lost              ACQUIRING for the next waiter, or FREE
+ *   TAKING_OVER   takenOver                           HELD
+ *   TAKING_OVER   takeOverFailed; lost                ACQUIRING (the successor's waiter keeps the turn)
+ *   (any)         close                               CLOSED (every waiter gets the turn, and gives up)
  * </pre>
  *
  * <ul>
