@@ -48,7 +48,8 @@ public class LeaseholdAutoConfiguration {
 
     /**
      * On Lettuce (Spring Boot's default client), the fast path: every step pipelined on one connection. On
-     * any other factory (Jedis), the same scripts through {@code RedisTemplate}, a few connections at a time.
+     * any other factory (Jedis), the same scripts through {@code RedisTemplate}, a few connections at a time;
+     * replica acknowledgement works on both.
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
@@ -62,12 +63,8 @@ public class LeaseholdAutoConfiguration {
         if (LETTUCE_PRESENT && LettuceServer.isLettuce(connectionFactory)) {
             return LettuceServer.create(connectionFactory, settings, ack);
         }
-        if (ack.getReplicas() > 0) {
-            throw new IllegalStateException("leasehold.replica-ack.replicas=" + ack.getReplicas() + " needs the Lettuce "
-                    + "client (Spring Boot's default); the " + connectionFactory.getClass().getSimpleName()
-                    + " does not support replica acknowledgement yet");
-        }
-        return new RedisTemplateLockServer(connectionFactory, settings.keyPrefix()).fairQueue(settings.fairQueue());
+        return new RedisTemplateLockServer(connectionFactory, settings.keyPrefix(), RedisTemplateLockServer.DEFAULT_STRIPES,
+                ack.getReplicas(), ack.getTimeout()).fairQueue(settings.fairQueue());
     }
 
     /** Only loaded when Lettuce is on the classpath (a Jedis application may exclude it). */

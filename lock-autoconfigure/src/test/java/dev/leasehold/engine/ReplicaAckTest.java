@@ -8,6 +8,7 @@ import java.util.Optional;
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
 import dev.leasehold.engine.redis.LettuceLockServer;
+import dev.leasehold.engine.redis.RedisTemplateLockServer;
 import dev.leasehold.test.redis.TestRedisServer;
 import dev.leasehold.test.redis.TestRedisServers;
 import org.junit.jupiter.api.AfterAll;
@@ -65,6 +66,40 @@ class ReplicaAckTest {
         LettuceLockServer server = new LettuceLockServer((LettuceConnectionFactory) fixture.connectionFactory(), "lock:", replicas,
                 Duration.ofMillis(100));
         return fixture.engine(fixture.track(server), settings);
+    }
+
+    /** The template server (Jedis, or any other connection factory) holds a pooled connection for script + WAIT. */
+    private DefaultLockEngine jedisEngine(int replicas, LockEngineSettings settings) {
+        EngineFixture jedis = new EngineFixture(primary, EngineFixture.ServerKind.JEDIS);
+        jedisFixtures.add(jedis);
+        RedisTemplateLockServer server = new RedisTemplateLockServer(jedis.connectionFactory(), "lock:",
+                RedisTemplateLockServer.DEFAULT_STRIPES, replicas, Duration.ofMillis(100));
+        return fixture.engine(fixture.track(server), settings);
+    }
+
+    private final List<EngineFixture> jedisFixtures = new ArrayList<>();
+
+    @AfterEach
+    void closeJedisFixtures() {
+        jedisFixtures.forEach(EngineFixture::close);
+    }
+
+    @Test
+    void onJedisTooAGrantCountsOnlyOnceAReplicaHasIt() {
+        DefaultLockEngine engine = jedisEngine(1, EngineFixture.fastSettings());
+        for (int i = 0; i < 10; i++) {
+            try (LockHandle handle = engine.lock("jedis-acked-" + i, Duration.ZERO)) {
+                assertThat(replica.command("EXISTS", "lock:{jedis-acked-" + i + "}")).isEqualTo("1");
+            }
+        }
+        replica.pause();
+        assertThatThrownBy(() -> engine.tryLock("jedis-unacked", Duration.ofMillis(500), null))
+            .isInstanceOf(LockAcquisitionException.class)
+            .hasMessageContaining("acknowledged by 0 of the 1 replicas");
+        assertThat(primary.command("EXISTS", "lock:{jedis-unacked}")).as("taken back").isEqualTo("0");
+        replica.resume();
+        assertThat(engine.tryLock("jedis-unacked", Duration.ofSeconds(5), null)).isPresent().get()
+            .satisfies(LockHandle::close);
     }
 
     @Test
