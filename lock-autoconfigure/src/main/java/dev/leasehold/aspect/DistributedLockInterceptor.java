@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -25,6 +26,7 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.util.ClassUtils;
 
@@ -111,12 +113,75 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
     private Object invokeHoldingUntilStageCompletes(MethodInvocation invocation, LockAttribute attribute,
             List<String> keys) throws Throwable {
-        Acquisition acquisition = acquire(attribute, keys);
-        if (!acquisition.acquired()) {
-            // the caller handles failures of this call in the stage, so this one goes there too
-            return notLocked(invocation, attribute, acquisition.failure(), true);
+        Duration wait = waitTime(attribute);
+        boolean waitWithoutThread = !wait.isZero() && lockService() instanceof LockEngine
+                && attribute.method().getReturnType().isAssignableFrom(CompletableFuture.class);
+        // one try on the calling thread: a free key runs the method there, as a plain call would
+        Acquisition acquisition = acquire(attribute, keys, waitWithoutThread ? Duration.ZERO : wait);
+        if (acquisition.acquired()) {
+            return proceedHoldingUntilStageCompletes(invocation, attribute, acquisition.handles());
         }
-        List<LockHandle> handles = acquisition.handles();
+        if (waitWithoutThread && acquisition.failure().getCause() == null) {
+            return proceedWhenLocked(invocation, attribute, keys, wait); // busy: wait without a thread
+        }
+        // the caller handles failures of this call in the stage, so this one goes there too
+        return notLocked(invocation, attribute, acquisition.failure(), true);
+    }
+
+    /**
+     * Waits for a busy key without holding a thread, then runs the method on the thread that got the lock.
+     * Cancelling the returned future before the grant stops the wait; after it, the method runs on and
+     * keeps the lock until its stage completes.
+     */
+    private CompletableFuture<Object> proceedWhenLocked(MethodInvocation invocation, LockAttribute attribute,
+            List<String> keys, Duration wait) {
+        MethodInvocation call = invocation instanceof ProxyMethodInvocation proxied ? proxied.invocableClone() : invocation;
+        CompletableFuture<Object> result = new CompletableFuture<>();
+        CompletableFuture<Acquisition> waiting = AsyncAcquisition.start(this, (LockEngine) lockService(), attribute,
+                keys, wait);
+        result.whenComplete((value, error) -> {
+            if (result.isCancelled()) {
+                waiting.cancel(false);
+            }
+        });
+        waiting.whenComplete((acquisition, error) -> {
+            if (error != null) {
+                result.completeExceptionally(error instanceof CompletionException && error.getCause() != null
+                        ? error.getCause() : error);
+                return;
+            }
+            if (result.isDone()) {
+                releaseAsync(acquisition.handles()); // the caller cancelled as the lock arrived
+                return;
+            }
+            try {
+                Object stage = acquisition.acquired()
+                        ? proceedHoldingUntilStageCompletes(call, attribute, acquisition.handles())
+                        : notLocked(call, attribute, acquisition.failure(), true);
+                if (stage == null) {
+                    result.complete(null);
+                }
+                else {
+                    ((CompletionStage<?>) stage).whenComplete((value, failure) -> {
+                        if (failure != null) {
+                            result.completeExceptionally(failure instanceof CompletionException
+                                    && failure.getCause() != null ? failure.getCause() : failure);
+                        }
+                        else {
+                            result.complete(value);
+                        }
+                    });
+                }
+            }
+            catch (Throwable ex) {
+                result.completeExceptionally(ex);
+            }
+        });
+        return result;
+    }
+
+    private Object proceedHoldingUntilStageCompletes(MethodInvocation invocation, LockAttribute attribute,
+            List<LockHandle> handles) throws Throwable {
         Object result;
         CurrentLocks.push(handles);
         try {
@@ -171,10 +236,27 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         return true;
     }
 
-    /** Takes every key in order within one wait; on failure, gives back what it took. */
+    /**
+     * Takes the locks of a call whose result is a publisher, without holding a thread while it waits (see
+     * {@link AsyncAcquisition}); null when the application's own {@code LockService} can only block.
+     */
+    CompletableFuture<Acquisition> acquireWithoutThread(LockAttribute attribute, List<String> keys) {
+        return lockService() instanceof LockEngine engine
+                ? AsyncAcquisition.start(this, engine, attribute, keys, waitTime(attribute)) : null;
+    }
+
+    /** Takes every key in order within the annotation's wait; on failure, gives back what it took. */
     Acquisition acquire(LockAttribute attribute, List<String> keys) {
+        return acquire(attribute, keys, waitTime(attribute));
+    }
+
+    private Duration waitTime(LockAttribute attribute) {
+        return attribute.waitTime() != null ? attribute.waitTime() : defaultWaitTime.get();
+    }
+
+    /** Takes every key in order within one wait; on failure, gives back what it took. */
+    private Acquisition acquire(LockAttribute attribute, List<String> keys, Duration wait) {
         LockService service = lockService();
-        Duration wait = attribute.waitTime() != null ? attribute.waitTime() : defaultWaitTime.get();
         long deadline = System.nanoTime() + wait.toNanos();
         List<LockHandle> handles = new ArrayList<>(keys.size());
         for (String key : keys) {
@@ -189,10 +271,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
             }
             catch (LockKeyException ex) {
                 release(handles);
-                LockKeyException failure = new LockKeyException("@DistributedLock on " + attribute.description()
-                        + ": " + ex.getMessage() + "; the method was not run");
-                failure.initCause(ex);
-                throw failure;
+                throw keyFailure(attribute, ex);
             }
             catch (RuntimeException ex) {
                 release(handles);
@@ -221,7 +300,14 @@ public class DistributedLockInterceptor implements MethodInterceptor {
                 : service.tryLock(key, wait, attribute.leaseTime(), attribute.holdAtLeast());
     }
 
-    private static LockAcquisitionException failure(LockAttribute attribute, String key, Duration wait,
+    static LockKeyException keyFailure(LockAttribute attribute, LockKeyException cause) {
+        LockKeyException failure = new LockKeyException("@DistributedLock on " + attribute.description()
+                + ": " + cause.getMessage() + "; the method was not run");
+        failure.initCause(cause);
+        return failure;
+    }
+
+    static LockAcquisitionException failure(LockAttribute attribute, String key, Duration wait,
             LockAcquisitionException cause) {
         String reason = cause == null ? "another owner held it"
                 : cause.getCause() != null ? "Redis did not answer (" + cause.getCause() + ")" : cause.getMessage();
@@ -269,6 +355,10 @@ public class DistributedLockInterceptor implements MethodInterceptor {
     Object invokeFallback(MethodInvocation invocation, LockAttribute attribute, LockAcquisitionException failure)
             throws Throwable {
         Object[] arguments = invocation.getArguments();
+        if (SuspendingFunctions.isSuspending(attribute.method())) {
+            return SuspendingFunctions.invokeFallback(attribute.fallback(), invocation.getThis(), arguments,
+                    attribute.fallbackTakesException() ? failure : null);
+        }
         if (attribute.fallbackTakesException()) {
             Object[] withFailure = new Object[arguments.length + 1];
             System.arraycopy(arguments, 0, withFailure, 0, arguments.length);

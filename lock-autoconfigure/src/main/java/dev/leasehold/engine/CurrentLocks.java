@@ -32,6 +32,22 @@ public final class CurrentLocks {
         return frame != null ? frame : List.of();
     }
 
+    /**
+     * Whether the calling thread holds the key: through a {@code @DistributedLock} call running on it (the
+     * innermost or an outer one), or a lock it took itself (bound to it: not taken asynchronously, not
+     * detached) and has not closed or lost. Null asks for any key.
+     */
+    public static boolean holds(String key) {
+        for (List<LockHandle> frame : FRAMES.get()) {
+            for (LockHandle handle : frame) {
+                if ((key == null || key.equals(handle.key())) && handle.isHeld()) {
+                    return true;
+                }
+            }
+        }
+        return Reentrancy.currentThreadHolds(key);
+    }
+
     public static void push(List<LockHandle> handles) {
         FRAMES.get().push(handles);
     }

@@ -378,6 +378,14 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         return handle;
     }
 
+    @Override
+    public void holdAtLeast(LockHandle handle, Duration holdAtLeast) {
+        if (handle instanceof DefaultLockHandle own && holdAtLeast != null) {
+            HeldLock lock = own.lock();
+            lock.holdAtLeastMillis = Math.max(lock.holdAtLeastMillis, holdAtLeast.toMillis());
+        }
+    }
+
     /** Compare-then-extend of a fixed lease to {@code lease} from now (see {@link LockHandle#extend}). */
     boolean extend(HeldLock lock, Duration lease) {
         return leaseExtension.extend(lock, lease);

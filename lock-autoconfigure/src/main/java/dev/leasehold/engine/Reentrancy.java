@@ -1,5 +1,8 @@
 package dev.leasehold.engine;
 
+import java.util.Collections;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.leasehold.LockAcquisitionException;
@@ -16,7 +19,35 @@ import dev.leasehold.LockMode;
  */
 final class Reentrancy {
 
+    /** Every engine's instance, for {@link CurrentLocks#holds}: a static question needs no engine at hand. */
+    private static final Set<Reentrancy> INSTANCES = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+
     private final ConcurrentHashMap<Owner, HeldLock> held = new ConcurrentHashMap<>();
+
+    Reentrancy() {
+        INSTANCES.add(this);
+    }
+
+    /** Whether the calling thread holds the key (any key when null), bound to it, in any engine of this JVM. */
+    static boolean currentThreadHolds(String key) {
+        Reentrancy[] instances;
+        synchronized (INSTANCES) {
+            instances = INSTANCES.toArray(new Reentrancy[0]);
+        }
+        Thread thread = Thread.currentThread();
+        for (Reentrancy reentrancy : instances) {
+            if (key != null ? isHeld(reentrancy.held.get(new Owner(thread, key)))
+                    : reentrancy.held.entrySet().stream().anyMatch(entry -> entry.getKey().thread() == thread
+                            && isHeld(entry.getValue()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isHeld(HeldLock lock) {
+        return lock != null && lock.holds.get() > 0 && lock.state.get() == HeldLock.State.HELD;
+    }
 
     /** The calling thread's acquisition of the key with one more hold, or null to acquire anew. */
     HeldLock join(String key, LockMode mode) {
