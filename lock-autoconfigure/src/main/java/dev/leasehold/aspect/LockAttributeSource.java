@@ -172,7 +172,7 @@ public class LockAttributeSource {
         Map<String, Integer> arguments = new HashMap<>();
         String[] names = parameterNames.getParameterNames(method);
         for (int i = 0; i < method.getParameterCount(); i++) {
-            if (names != null) {
+            if (names != null && i < names.length) { // a suspend function's Continuation has no name
                 arguments.put(names[i], i);
             }
             arguments.put("p" + i, i);
