@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -26,7 +25,6 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.util.ClassUtils;
 
@@ -62,6 +60,8 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
     private volatile ReactiveLocking reactiveLocking;
 
+    private final StageLocking stageLocking = new StageLocking(this);
+
     /**
      * @param lockService looked up on the first call, so that creating the interceptor (early, with the
      * other advisors) does not create the Redis connection
@@ -86,7 +86,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         List<String> keys = keyEvaluator.keys(attribute, target, targetClass, invocation.getArguments());
         return switch (attribute.resultKind()) {
             case PLAIN -> invokeHoldingUntilReturn(invocation, attribute, keys);
-            case COMPLETION_STAGE -> invokeHoldingUntilStageCompletes(invocation, attribute, keys);
+            case COMPLETION_STAGE -> stageLocking.invoke(invocation, attribute, keys);
             case REACTIVE -> reactiveLocking().invoke(invocation, attribute, keys);
         };
     }
@@ -111,112 +111,8 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         }
     }
 
-    private Object invokeHoldingUntilStageCompletes(MethodInvocation invocation, LockAttribute attribute,
-            List<String> keys) throws Throwable {
-        Duration wait = waitTime(attribute);
-        boolean waitWithoutThread = !wait.isZero() && lockService() instanceof LockEngine
-                && attribute.method().getReturnType().isAssignableFrom(CompletableFuture.class);
-        // one try on the calling thread: a free key runs the method there, as a plain call would
-        Acquisition acquisition = acquire(attribute, keys, waitWithoutThread ? Duration.ZERO : wait);
-        if (acquisition.acquired()) {
-            return proceedHoldingUntilStageCompletes(invocation, attribute, acquisition.handles());
-        }
-        if (waitWithoutThread && acquisition.failure().getCause() == null) {
-            return proceedWhenLocked(invocation, attribute, keys, wait); // busy: wait without a thread
-        }
-        // the caller handles failures of this call in the stage, so this one goes there too
-        return notLocked(invocation, attribute, acquisition.failure(), true);
-    }
-
-    /**
-     * Waits for a busy key without holding a thread, then runs the method on the thread that got the lock.
-     * Cancelling the returned future before the grant stops the wait; after it, the method runs on and
-     * keeps the lock until its stage completes.
-     */
-    private CompletableFuture<Object> proceedWhenLocked(MethodInvocation invocation, LockAttribute attribute,
-            List<String> keys, Duration wait) {
-        MethodInvocation call = invocation instanceof ProxyMethodInvocation proxied ? proxied.invocableClone() : invocation;
-        CompletableFuture<Object> result = new CompletableFuture<>();
-        CompletableFuture<Acquisition> waiting = AsyncAcquisition.start(this, (LockEngine) lockService(), attribute,
-                keys, wait);
-        result.whenComplete((value, error) -> {
-            if (result.isCancelled()) {
-                waiting.cancel(false);
-            }
-        });
-        waiting.whenComplete((acquisition, error) -> {
-            if (error != null) {
-                result.completeExceptionally(error instanceof CompletionException && error.getCause() != null
-                        ? error.getCause() : error);
-                return;
-            }
-            if (result.isDone()) {
-                releaseAsync(acquisition.handles()); // the caller cancelled as the lock arrived
-                return;
-            }
-            try {
-                Object stage = acquisition.acquired()
-                        ? proceedHoldingUntilStageCompletes(call, attribute, acquisition.handles())
-                        : notLocked(call, attribute, acquisition.failure(), true);
-                if (stage == null) {
-                    result.complete(null);
-                }
-                else {
-                    ((CompletionStage<?>) stage).whenComplete((value, failure) -> {
-                        if (failure != null) {
-                            result.completeExceptionally(failure instanceof CompletionException
-                                    && failure.getCause() != null ? failure.getCause() : failure);
-                        }
-                        else {
-                            result.complete(value);
-                        }
-                    });
-                }
-            }
-            catch (Throwable ex) {
-                result.completeExceptionally(ex);
-            }
-        });
-        return result;
-    }
-
-    private Object proceedHoldingUntilStageCompletes(MethodInvocation invocation, LockAttribute attribute,
-            List<LockHandle> handles) throws Throwable {
-        Object result;
-        CurrentLocks.push(handles);
-        try {
-            result = invocation.proceed();
-        }
-        catch (Throwable ex) {
-            release(handles);
-            throw ex;
-        }
-        finally {
-            CurrentLocks.pop();
-        }
-        if (result == null) {
-            release(handles);
-            return null;
-        }
-        // the stage may complete on any thread, long after this one moved on to other work
-        handles.forEach(this::detachFromThread);
-        CompletionStage<?> stage = (CompletionStage<?>) result;
-        // the caller sees the stage complete only once the lock is released, and cancelling what it got
-        // does not release a lock whose work is still running
-        CompletableFuture<Object> released = new CompletableFuture<>();
-        stage.whenComplete((value, error) -> releaseAsync(handles).whenComplete((ignored, releaseError) -> {
-            if (error != null) {
-                released.completeExceptionally(error);
-            }
-            else {
-                released.complete(value);
-            }
-        }));
-        return attribute.method().getReturnType().isInstance(released) ? released : result;
-    }
-
     /** The lock was not taken: the fallback wins over onFailure; the method itself never runs. */
-    private Object notLocked(MethodInvocation invocation, LockAttribute attribute, LockAcquisitionException failure,
+    Object notLocked(MethodInvocation invocation, LockAttribute attribute, LockAcquisitionException failure,
             boolean failAsStage) throws Throwable {
         if (attribute.fallback() != null) {
             return invokeFallback(invocation, attribute, failure);
@@ -250,12 +146,12 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         return acquire(attribute, keys, waitTime(attribute));
     }
 
-    private Duration waitTime(LockAttribute attribute) {
+    Duration waitTime(LockAttribute attribute) {
         return attribute.waitTime() != null ? attribute.waitTime() : defaultWaitTime.get();
     }
 
     /** Takes every key in order within one wait; on failure, gives back what it took. */
-    private Acquisition acquire(LockAttribute attribute, List<String> keys, Duration wait) {
+    Acquisition acquire(LockAttribute attribute, List<String> keys, Duration wait) {
         LockService service = lockService();
         long deadline = System.nanoTime() + wait.toNanos();
         List<LockHandle> handles = new ArrayList<>(keys.size());
@@ -388,7 +284,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         }
     }
 
-    private LockService lockService() {
+    LockService lockService() {
         LockService service = lockService;
         if (service == null) {
             service = lockServiceSupplier.get();

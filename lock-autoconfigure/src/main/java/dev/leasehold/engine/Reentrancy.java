@@ -46,7 +46,7 @@ final class Reentrancy {
     }
 
     private static boolean isHeld(HeldLock lock) {
-        return lock != null && lock.holds.get() > 0 && lock.state.get() == HeldLock.State.HELD;
+        return lock != null && lock.holds.get() > 0 && lock.isHeld(); // as its handles say: also false once the lease ran out
     }
 
     /** The calling thread's acquisition of the key with one more hold, or null to acquire anew. */
