@@ -60,6 +60,8 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
     private volatile ReactiveLocking reactiveLocking;
 
+    private final StageLocking stageLocking = new StageLocking(this);
+
     /**
      * @param lockService looked up on the first call, so that creating the interceptor (early, with the
      * other advisors) does not create the Redis connection
@@ -84,7 +86,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         List<String> keys = keyEvaluator.keys(attribute, target, targetClass, invocation.getArguments());
         return switch (attribute.resultKind()) {
             case PLAIN -> invokeHoldingUntilReturn(invocation, attribute, keys);
-            case COMPLETION_STAGE -> invokeHoldingUntilStageCompletes(invocation, attribute, keys);
+            case COMPLETION_STAGE -> stageLocking.invoke(invocation, attribute, keys);
             case REACTIVE -> reactiveLocking().invoke(invocation, attribute, keys);
         };
     }
@@ -109,49 +111,8 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         }
     }
 
-    private Object invokeHoldingUntilStageCompletes(MethodInvocation invocation, LockAttribute attribute,
-            List<String> keys) throws Throwable {
-        Acquisition acquisition = acquire(attribute, keys);
-        if (!acquisition.acquired()) {
-            // the caller handles failures of this call in the stage, so this one goes there too
-            return notLocked(invocation, attribute, acquisition.failure(), true);
-        }
-        List<LockHandle> handles = acquisition.handles();
-        Object result;
-        CurrentLocks.push(handles);
-        try {
-            result = invocation.proceed();
-        }
-        catch (Throwable ex) {
-            release(handles);
-            throw ex;
-        }
-        finally {
-            CurrentLocks.pop();
-        }
-        if (result == null) {
-            release(handles);
-            return null;
-        }
-        // the stage may complete on any thread, long after this one moved on to other work
-        handles.forEach(this::detachFromThread);
-        CompletionStage<?> stage = (CompletionStage<?>) result;
-        // the caller sees the stage complete only once the lock is released, and cancelling what it got
-        // does not release a lock whose work is still running
-        CompletableFuture<Object> released = new CompletableFuture<>();
-        stage.whenComplete((value, error) -> releaseAsync(handles).whenComplete((ignored, releaseError) -> {
-            if (error != null) {
-                released.completeExceptionally(error);
-            }
-            else {
-                released.complete(value);
-            }
-        }));
-        return attribute.method().getReturnType().isInstance(released) ? released : result;
-    }
-
     /** The lock was not taken: the fallback wins over onFailure; the method itself never runs. */
-    private Object notLocked(MethodInvocation invocation, LockAttribute attribute, LockAcquisitionException failure,
+    Object notLocked(MethodInvocation invocation, LockAttribute attribute, LockAcquisitionException failure,
             boolean failAsStage) throws Throwable {
         if (attribute.fallback() != null) {
             return invokeFallback(invocation, attribute, failure);
@@ -171,10 +132,27 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         return true;
     }
 
-    /** Takes every key in order within one wait; on failure, gives back what it took. */
+    /**
+     * Takes the locks of a call whose result is a publisher, without holding a thread while it waits (see
+     * {@link AsyncAcquisition}); null when the application's own {@code LockService} can only block.
+     */
+    CompletableFuture<Acquisition> acquireWithoutThread(LockAttribute attribute, List<String> keys) {
+        return lockService() instanceof LockEngine engine
+                ? AsyncAcquisition.start(this, engine, attribute, keys, waitTime(attribute)) : null;
+    }
+
+    /** Takes every key in order within the annotation's wait; on failure, gives back what it took. */
     Acquisition acquire(LockAttribute attribute, List<String> keys) {
+        return acquire(attribute, keys, waitTime(attribute));
+    }
+
+    Duration waitTime(LockAttribute attribute) {
+        return attribute.waitTime() != null ? attribute.waitTime() : defaultWaitTime.get();
+    }
+
+    /** Takes every key in order within one wait; on failure, gives back what it took. */
+    Acquisition acquire(LockAttribute attribute, List<String> keys, Duration wait) {
         LockService service = lockService();
-        Duration wait = attribute.waitTime() != null ? attribute.waitTime() : defaultWaitTime.get();
         long deadline = System.nanoTime() + wait.toNanos();
         List<LockHandle> handles = new ArrayList<>(keys.size());
         for (String key : keys) {
@@ -189,10 +167,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
             }
             catch (LockKeyException ex) {
                 release(handles);
-                LockKeyException failure = new LockKeyException("@DistributedLock on " + attribute.description()
-                        + ": " + ex.getMessage() + "; the method was not run");
-                failure.initCause(ex);
-                throw failure;
+                throw keyFailure(attribute, ex);
             }
             catch (RuntimeException ex) {
                 release(handles);
@@ -221,7 +196,14 @@ public class DistributedLockInterceptor implements MethodInterceptor {
                 : service.tryLock(key, wait, attribute.leaseTime(), attribute.holdAtLeast());
     }
 
-    private static LockAcquisitionException failure(LockAttribute attribute, String key, Duration wait,
+    static LockKeyException keyFailure(LockAttribute attribute, LockKeyException cause) {
+        LockKeyException failure = new LockKeyException("@DistributedLock on " + attribute.description()
+                + ": " + cause.getMessage() + "; the method was not run");
+        failure.initCause(cause);
+        return failure;
+    }
+
+    static LockAcquisitionException failure(LockAttribute attribute, String key, Duration wait,
             LockAcquisitionException cause) {
         String reason = cause == null ? "another owner held it"
                 : cause.getCause() != null ? "Redis did not answer (" + cause.getCause() + ")" : cause.getMessage();
@@ -269,6 +251,10 @@ public class DistributedLockInterceptor implements MethodInterceptor {
     Object invokeFallback(MethodInvocation invocation, LockAttribute attribute, LockAcquisitionException failure)
             throws Throwable {
         Object[] arguments = invocation.getArguments();
+        if (SuspendingFunctions.isSuspending(attribute.method())) {
+            return SuspendingFunctions.invokeFallback(attribute.fallback(), invocation.getThis(), arguments,
+                    attribute.fallbackTakesException() ? failure : null);
+        }
         if (attribute.fallbackTakesException()) {
             Object[] withFailure = new Object[arguments.length + 1];
             System.arraycopy(arguments, 0, withFailure, 0, arguments.length);
@@ -298,7 +284,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         }
     }
 
-    private LockService lockService() {
+    LockService lockService() {
         LockService service = lockService;
         if (service == null) {
             service = lockServiceSupplier.get();

@@ -112,7 +112,16 @@ public class LockAttributeSource {
         Class<?> returnType = specific.getReturnType();
         ResultKind resultKind = ResultKind.PLAIN;
         ReactiveAdapter reactiveAdapter = null;
-        if (CompletionStage.class.isAssignableFrom(returnType)) {
+        if (SuspendingFunctions.isSuspending(specific)) {
+            if (!SuspendingFunctions.SUPPORTED) {
+                throw new InvalidDistributedLockException(where + " is a suspend function, and locking around "
+                        + "one needs kotlinx-coroutines-reactor (Spring AOP awaits it as a Mono): add "
+                        + "dev.leasehold:leasehold-kotlin, which brings it");
+            }
+            resultKind = ResultKind.REACTIVE;
+            reactiveAdapter = SuspendingFunctions.adapter(specific);
+        }
+        else if (CompletionStage.class.isAssignableFrom(returnType)) {
             resultKind = ResultKind.COMPLETION_STAGE;
         }
         else if (REACTOR_PRESENT && (reactiveAdapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType)) != null) {
@@ -163,7 +172,7 @@ public class LockAttributeSource {
         Map<String, Integer> arguments = new HashMap<>();
         String[] names = parameterNames.getParameterNames(method);
         for (int i = 0; i < method.getParameterCount(); i++) {
-            if (names != null) {
+            if (names != null && i < names.length) { // a suspend function's Continuation has no name
                 arguments.put(names[i], i);
             }
             arguments.put("p" + i, i);
@@ -259,7 +268,7 @@ public class LockAttributeSource {
         Class<?>[] parameters = method.getParameterTypes();
         List<Method> candidates = new ArrayList<>();
         ReflectionUtils.doWithMethods(userClass, candidates::add, candidate -> candidate.getName().equals(name)
-                && !candidate.isBridge() && fallbackParametersMatch(candidate.getParameterTypes(), parameters));
+                && !candidate.isBridge() && fallbackParametersMatch(candidate, method));
         String expected = name + "(" + parameterList(method) + ")" + " or " + name + "(" + parameterList(method)
                 + (parameters.length > 0 ? ", " : "") + "LockAcquisitionException)";
         if (candidates.isEmpty()) {
@@ -280,7 +289,12 @@ public class LockAttributeSource {
         return fallback;
     }
 
-    private static boolean fallbackParametersMatch(Class<?>[] candidate, Class<?>[] method) {
+    private static boolean fallbackParametersMatch(Method candidateMethod, Method intercepted) {
+        if (SuspendingFunctions.isSuspending(intercepted) != SuspendingFunctions.isSuspending(candidateMethod)) {
+            return false; // a suspend function falls back to a suspend function, a plain one to a plain one
+        }
+        Class<?>[] candidate = SuspendingFunctions.declaredParameters(candidateMethod);
+        Class<?>[] method = SuspendingFunctions.declaredParameters(intercepted);
         if (candidate.length == method.length) {
             return Arrays.equals(candidate, method);
         }

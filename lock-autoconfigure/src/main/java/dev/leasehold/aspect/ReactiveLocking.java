@@ -1,6 +1,8 @@
 package dev.leasehold.aspect;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -12,6 +14,7 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.context.Context;
 
@@ -20,11 +23,12 @@ import org.springframework.core.ReactiveAdapter;
 
 /**
  * Locks around a method that returns a publisher ({@code Mono}, {@code Flux}, or any type Spring's
- * {@code ReactiveAdapterRegistry} adapts). Nothing happens until subscription; each subscription then
- * takes the lock on a {@code boundedElastic} thread (waiting blocks, so never on a non-blocking one),
- * calls the method, and releases when its publisher completes, errors or is cancelled. The handle is in
- * the subscriber's Reactor {@code Context} under {@code LockHandle.class}. Only loaded when Reactor is
- * on the class path.
+ * {@code ReactiveAdapterRegistry} adapts), and around a Kotlin {@code suspend} function (whose call Spring
+ * AOP turns into a {@code Mono}, or a {@code Flux} for a {@code Flow}). Nothing happens until subscription;
+ * each subscription then waits for the lock without holding a thread ({@code tryLockAsync}), calls the
+ * method on the thread that got it, and releases when its publisher completes, errors or is cancelled. The
+ * handle is in the subscriber's Reactor {@code Context} under {@code LockHandle.class}. Only loaded when
+ * Reactor is on the class path.
  */
 final class ReactiveLocking {
 
@@ -52,17 +56,44 @@ final class ReactiveLocking {
     }
 
     /**
-     * Waits for the locks on a pooled thread. A subscriber that cancels during the wait does not leave
-     * them behind: the cancel releases whatever was granted, before or after it.
+     * Waits for the locks without holding a thread ({@code tryLockAsync}); with an application's own
+     * {@code LockService} that can only block, on a pooled thread. A subscriber that cancels during the
+     * wait does not leave them behind: the cancel stops the wait and releases whatever was granted, before
+     * or after it.
      */
     private Mono<DistributedLockInterceptor.Acquisition> acquire(LockAttribute attribute, List<String> keys) {
         return Mono.create(sink -> {
             AtomicBoolean cancelled = new AtomicBoolean();
             AtomicReference<DistributedLockInterceptor.Acquisition> granted = new AtomicReference<>();
+            CompletableFuture<DistributedLockInterceptor.Acquisition> waiting;
+            try {
+                waiting = locking.acquireWithoutThread(attribute, keys);
+            }
+            catch (Throwable ex) {
+                sink.error(ex);
+                return;
+            }
             sink.onCancel(() -> {
                 cancelled.set(true);
+                if (waiting != null) {
+                    waiting.cancel(false);
+                }
                 releaseIfUnclaimed(granted);
             });
+            if (waiting != null) {
+                waiting.whenComplete((acquisition, error) -> {
+                    if (error != null) {
+                        if (cancelled.get()) {
+                            return; // the cancel ended the wait: nobody is told
+                        }
+                        sink.error(error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
+                    }
+                    else {
+                        deliver(sink, cancelled, granted, acquisition);
+                    }
+                });
+                return;
+            }
             Schedulers.boundedElastic().schedule(() -> {
                 DistributedLockInterceptor.Acquisition acquisition;
                 try {
@@ -74,15 +105,21 @@ final class ReactiveLocking {
                 }
                 // taken on a pooled thread that will run other work: the lock belongs to the subscription
                 acquisition.handles().forEach(locking::detachFromThread);
-                granted.set(acquisition);
-                if (cancelled.get()) {
-                    releaseIfUnclaimed(granted); // the cancel came first, or raced with this grant
-                    return;
-                }
-                // a cancel from now on releases it too (closing twice is harmless)
-                sink.success(acquisition);
+                deliver(sink, cancelled, granted, acquisition);
             });
         });
+    }
+
+    private void deliver(MonoSink<DistributedLockInterceptor.Acquisition> sink, AtomicBoolean cancelled,
+            AtomicReference<DistributedLockInterceptor.Acquisition> granted,
+            DistributedLockInterceptor.Acquisition acquisition) {
+        granted.set(acquisition);
+        if (cancelled.get()) {
+            releaseIfUnclaimed(granted); // the cancel came first, or raced with this grant
+            return;
+        }
+        // a cancel from now on releases it too (closing twice is harmless)
+        sink.success(acquisition);
     }
 
     private void releaseIfUnclaimed(AtomicReference<DistributedLockInterceptor.Acquisition> granted) {
@@ -123,7 +160,12 @@ final class ReactiveLocking {
                 }
             });
         }
-        return attribute.onFailure() == OnLockFailure.SKIP ? Flux.empty() : Flux.error(failure);
+        if (attribute.onFailure() != OnLockFailure.SKIP) {
+            return Flux.error(failure);
+        }
+        // a skipped suspend function returns its type's empty value (an empty list, not a null one)
+        Object empty = SuspendingFunctions.isSuspending(attribute.method()) ? attribute.skipValue().get() : null;
+        return empty != null ? Flux.just(empty) : Flux.empty();
     }
 
     /** One run of the intercepted method. */

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 
 import dev.leasehold.LockHandle;
+import dev.leasehold.engine.holding.Holdings;
 
 /**
  * The locks that {@code @DistributedLock} holds for the calls running on this thread, one frame per call
@@ -30,6 +31,22 @@ public final class CurrentLocks {
     public static List<LockHandle> innermostFrame() {
         List<LockHandle> frame = FRAMES.get().peek();
         return frame != null ? frame : List.of();
+    }
+
+    /**
+     * Whether the calling thread holds the key: through a {@code @DistributedLock} call running on it (the
+     * innermost or an outer one), or a lock it took itself (bound to it: not taken asynchronously, not
+     * detached) and has not closed or lost. Null asks for any key.
+     */
+    public static boolean holds(String key) {
+        for (List<LockHandle> frame : FRAMES.get()) {
+            for (LockHandle handle : frame) {
+                if ((key == null || key.equals(handle.key())) && handle.isHeld()) {
+                    return true;
+                }
+            }
+        }
+        return Holdings.currentThreadHolds(key);
     }
 
     public static void push(List<LockHandle> handles) {

@@ -282,6 +282,14 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         return handle;
     }
 
+    @Override
+    public void holdAtLeast(LockHandle handle, Duration holdAtLeast) {
+        HeldLock lock = Holdings.lockOf(handle);
+        if (lock != null && holdAtLeast != null) {
+            lock.holdAtLeastMillis = Math.max(lock.holdAtLeastMillis, holdAtLeast.toMillis());
+        }
+    }
+
     /** A cheap round trip on the engine's connection, bounded by {@code leasehold.redis-timeout} (health checks). */
     public CompletableFuture<Void> ping() {
         CompletableFuture<Void> reply;

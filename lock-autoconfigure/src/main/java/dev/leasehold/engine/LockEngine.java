@@ -50,4 +50,12 @@ public interface LockEngine extends LockService {
         }
         throw new UnsupportedOperationException(getClass().getName() + " does not support holdAtLeast");
     }
+
+    /**
+     * For a lock taken asynchronously: keeps its key taken until {@code holdAtLeast} after the grant, even
+     * when the handle is closed sooner, as {@link #tryLock(String, LockMode, Duration, Duration, Duration)} does.
+     */
+    default void holdAtLeast(LockHandle handle, Duration holdAtLeast) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not support holdAtLeast");
+    }
 }

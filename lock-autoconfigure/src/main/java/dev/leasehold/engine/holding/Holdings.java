@@ -109,6 +109,14 @@ public final class Holdings implements HandleActions {
         return handOffs.takeOver(line, handed, bounded);
     }
 
+    /**
+     * Whether the calling thread holds the key (any key when null) through a lock bound to it, in any engine of
+     * this JVM, and its lease is known good (for {@code LockAssert}).
+     */
+    public static boolean currentThreadHolds(String key) {
+        return Reentrancy.currentThreadHolds(key);
+    }
+
     /** The lock of a handle, or null for a handle of another engine. */
     public static HeldLock lockOf(LockHandle handle) {
         return handle instanceof DefaultLockHandle own ? own.lock() : null;

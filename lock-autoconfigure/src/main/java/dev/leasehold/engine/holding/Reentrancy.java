@@ -1,5 +1,8 @@
 package dev.leasehold.engine.holding;
 
+import java.util.Collections;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 
@@ -18,6 +21,9 @@ import dev.leasehold.engine.key.HeldLock;
  */
 final class Reentrancy {
 
+    /** Every engine's instance, for {@link CurrentLocks#holds}: a static question needs no engine at hand. */
+    private static final Set<Reentrancy> INSTANCES = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+
     private final ConcurrentHashMap<Owner, HeldLock> held = new ConcurrentHashMap<>();
 
     /** Told when a re-entry finds the lease ran out before anyone noticed: the lock is lost. */
@@ -25,6 +31,28 @@ final class Reentrancy {
 
     Reentrancy(BiConsumer<HeldLock, String> leaseRanOut) {
         this.leaseRanOut = leaseRanOut;
+        INSTANCES.add(this);
+    }
+
+    /** Whether the calling thread holds the key (any key when null), bound to it, in any engine of this JVM. */
+    static boolean currentThreadHolds(String key) {
+        Reentrancy[] instances;
+        synchronized (INSTANCES) {
+            instances = INSTANCES.toArray(new Reentrancy[0]);
+        }
+        Thread thread = Thread.currentThread();
+        for (Reentrancy reentrancy : instances) {
+            if (key != null ? isHeld(reentrancy.held.get(new Owner(thread, key)))
+                    : reentrancy.held.entrySet().stream().anyMatch(entry -> entry.getKey().thread() == thread
+                            && isHeld(entry.getValue()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isHeld(HeldLock lock) {
+        return lock != null && lock.holds.get() > 0 && lock.isHeld(); // as its handles say: also false once the lease ran out
     }
 
     /**
