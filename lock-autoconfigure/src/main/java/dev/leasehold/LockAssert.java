@@ -29,6 +29,7 @@ public final class LockAssert {
     /**
      * Passes when the calling thread holds the lock of this logical key (as given to {@code LockService},
      * or {@code name + ":" + key} of {@code @DistributedLock}).
+     * @param key the logical key of the lock the code must run under
      * @throws IllegalStateException when it does not
      */
     public static void assertLocked(String key) {
@@ -61,6 +62,7 @@ public final class LockAssert {
          * Makes every {@code assertLocked} on the calling thread pass ({@code true}), or check again
          * ({@code false}: call it when the test ends, e.g. in {@code @AfterEach}). Per thread, so tests that
          * run in parallel do not see each other's choice; code the test hands to another thread checks there.
+         * @param pass whether every assertion on the calling thread passes from now on
          */
         public static void makeAllAssertsPass(boolean pass) {
             if (pass) {

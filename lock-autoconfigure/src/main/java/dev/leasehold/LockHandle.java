@@ -62,6 +62,7 @@ public interface LockHandle extends AutoCloseable {
      * Whether this lock was found lost, the cases reported as a {@link LockLostEvent}: its lease ran out
      * unrenewed, Redis refused a renewal, or the release found the key gone or another owner's. Checked after
      * {@link #close()}, it tells whether the work ran under the lock to the end.
+     * @return true once the lock was found lost
      */
     default boolean wasLost() {
         throw new UnsupportedOperationException(getClass().getName() + " cannot tell whether its lock was lost");

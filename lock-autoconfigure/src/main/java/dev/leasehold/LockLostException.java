@@ -8,14 +8,22 @@ package dev.leasehold;
  */
 public class LockLostException extends IllegalMonitorStateException {
 
+    /** The logical key whose lock was lost. */
     private final String key;
 
+    /**
+     * @param key the logical key whose lock was lost
+     * @param message what happened, for the reader of a stack trace
+     */
     public LockLostException(String key, String message) {
         super(message);
         this.key = key;
     }
 
-    /** The logical key whose lock was lost. */
+    /**
+     * The logical key whose lock was lost.
+     * @return the key as given to {@code asLock}
+     */
     public String getKey() {
         return key;
     }
