@@ -97,8 +97,11 @@ final class LeaseholdLock implements Lock {
         if (handle == null) {
             throw lost();
         }
+        // a lease that ran out unconfirmed is lost, even if the watchdog has not said so yet (its next round
+        // may come a moment later): the work since may not have been protected
+        boolean leaseGood = handle.isHeld();
         handle.close();
-        if (wasLost(handle)) {
+        if (!leaseGood || wasLost(handle)) {
             throw lost();
         }
     }

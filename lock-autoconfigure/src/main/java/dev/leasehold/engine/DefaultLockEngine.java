@@ -253,9 +253,10 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         }
         acquisitions.wakeAll();
         lines.closeAll();
-        holdings.releaseAll();
-        // steps running now end their acquisitions ("shutting down"); waited for, so no thread outlives close()
+        // steps running now end their acquisitions ("shutting down") and withdraw from the fair queue, waited for,
+        // so no thread outlives close() and no release below grants the key to this instance's stale entry
         acquisitions.close();
+        holdings.releaseAll();
         schedulerThreads.stop(scheduler, settings.redisTimeout(), true);
     }
 

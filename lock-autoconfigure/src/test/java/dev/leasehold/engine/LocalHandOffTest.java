@@ -64,9 +64,10 @@ class LocalHandOffTest extends EveryServerEngineTest {
         for (int i = 1; i < tokens.size(); i++) {
             assertThat(tokens.get(i)).as("token %d after %d", i, i - 1).isGreaterThan(tokens.get(i - 1));
         }
-        // hand-offs cost nothing; a grant, a release and a token reservation every FENCE_BLOCK hand-offs do
+        // hand-offs cost nothing; a grant, a release and a token reservation every 16 hand-offs do, and one at the
+        // first hand-off 50 ms after the last reservation (more of those on a slow machine); through Redis it is 2.0
         assertThat((double) calls / tokens.size()).as("Redis round trips per acquisition (%d calls)", calls)
-            .isLessThanOrEqualTo(0.25);
+            .isLessThanOrEqualTo(0.3);
         assertThat(engine.heldLockCount()).isZero();
         assertThat(redis.server().command("EXISTS", LockKeys.of("lock:", "hot").lock()).trim()).isEqualTo("0");
     }

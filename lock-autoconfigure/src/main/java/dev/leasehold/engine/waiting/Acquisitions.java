@@ -135,6 +135,7 @@ public final class Acquisitions implements AutoCloseable {
         // steps already queued still run (each ends its acquisition: "shutting down"); wake-ups are dropped
         context.timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         timerThreads.stop(context.timer, context.settings.redisTimeout(), false);
+        context.awaitWithdrawals();
     }
 
     static LockAcquisitionException shuttingDown(String key) {

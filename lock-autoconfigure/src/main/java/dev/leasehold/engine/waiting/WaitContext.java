@@ -45,6 +45,8 @@ final class WaitContext {
     /** Completes when the engine shuts down: every waiting acquisition wakes and gives up. */
     final CompletableFuture<Void> shutdown;
 
+    private final java.util.Set<CompletableFuture<Boolean>> withdrawing = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     /** Acquisitions asleep until a release message (or the blocker's lease end). */
     final AtomicInteger sleeping = new AtomicInteger();
 
@@ -94,7 +96,27 @@ final class WaitContext {
      * effort, after its last try; an entry left behind expires on its own).
      */
     void withdrawAfter(CompletableFuture<Grant> lastReply, LockKeys keys, String waiterId) {
-        lastReply.handle((grant, error) -> null).thenCompose(ignored -> server.withdraw(keys, waiterId));
+        CompletableFuture<Boolean> withdrawn = lastReply.handle((grant, error) -> null)
+            .thenCompose(ignored -> server.withdraw(keys, waiterId));
+        withdrawing.add(withdrawn);
+        withdrawn.whenComplete((done, error) -> withdrawing.remove(withdrawn));
+    }
+
+    /**
+     * Withdrawals sent by waiters that gave up: shutdown waits for them (bounded) before the connection goes, or a
+     * release would grant the key to this instance's stale queue entry and others would wait out its claim.
+     */
+    void awaitWithdrawals() {
+        try {
+            CompletableFuture.allOf(withdrawing.toArray(CompletableFuture[]::new))
+                .get(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        catch (Exception ex) {
+            // what is left expires on its own (the entry within the fair queue's entry timeout)
+        }
     }
 
     static LockAcquisitionException shuttingDown(String key) {
