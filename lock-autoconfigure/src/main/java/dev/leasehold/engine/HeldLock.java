@@ -127,7 +127,10 @@ final class HeldLock {
 
         int handOffs;
 
-        /** Another instance queues for the key: the current holder releases to it instead of handing off. */
+        /**
+         * Another instance queues for the key: the lock is handed only to the local waiters that came soon
+         * enough after the grant ({@link LocalHandOff#tryHandOff}); then the holder releases it through Redis.
+         */
         volatile boolean closing;
 
         /**
@@ -138,6 +141,9 @@ final class HeldLock {
 
         /** When Redis last said whether other instances queue (the grant, a token reservation). */
         long checkedAtNanos = System.nanoTime();
+
+        /** When Redis granted the key (the turn began). */
+        final long grantedAtNanos = checkedAtNanos;
 
         Turn(long nextFence, long lastFence) {
             this.nextFence = nextFence;

@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
+import java.util.function.Predicate;
 
 import dev.leasehold.LockMode;
 
@@ -106,15 +107,15 @@ final class LocalGates {
 
         /**
          * Hands an exclusive lock to the next waiter, if it can take one (the head of the queue only, so
-         * the order stays first come first served): {@code successor} makes the lock for the waiter's thread.
-         * True when a waiter took it, with the turn; false when the caller still has the turn.
+         * the order stays first come first served) if it is {@code eligible}: {@code successor} makes the lock for
+         * the waiter's thread. True when a waiter took it, with the turn; false when the caller still has the turn.
          */
-        boolean handOff(BiFunction<Thread, LockMode, HeldLock> successor) {
+        boolean handOff(Predicate<Waiter> eligible, BiFunction<Thread, LockMode, HeldLock> successor) {
             while (true) {
                 Waiter next;
                 synchronized (this) {
                     next = waiting.peek();
-                    if (next == null || next.takeOverMode == null) {
+                    if (next == null || next.takeOverMode == null || !eligible.test(next)) {
                         return false;
                     }
                     waiting.poll();
@@ -173,13 +174,13 @@ final class LocalGates {
      * A queued acquisition (its thread, or null when it is bound to none); its turn completes with the turn,
      * or with null when it gave up first. Never completes exceptionally.
      */
-    record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Turn> turn) {
+    record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Turn> turn, long enteredAtNanos) {
 
         /** The turn of a waiter that found the gate free. */
-        static final Waiter FIRST = new Waiter(null, null, CompletableFuture.completedFuture(Turn.FREE));
+        static final Waiter FIRST = new Waiter(null, null, CompletableFuture.completedFuture(Turn.FREE), 0);
 
         Waiter(Thread thread, LockMode takeOverMode) {
-            this(thread, takeOverMode, new CompletableFuture<>());
+            this(thread, takeOverMode, new CompletableFuture<>(), System.nanoTime());
         }
     }
 }

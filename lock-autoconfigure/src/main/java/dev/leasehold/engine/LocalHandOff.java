@@ -25,10 +25,15 @@ import dev.leasehold.LockMode;
  * <li>Leases: a lock is only handed off while the local estimate says its lease holds, and the successor
  * inherits that estimate (not a fresh one); the watchdog renews the successor, and a lease found lost is
  * reported to whoever holds the hand-off chain's end ({@link HeldLock#latest()}).</li>
- * <li>Fairness: a JVM's turn ends when a token reservation finds another instance queued for the key (at
+ * <li>Fairness: turns are gated. Once a token reservation finds another instance queued for the key (at
  * most every {@link FairQueue#FENCE_BLOCK} hand-offs, and at the first hand-off after
- * {@link #TURN_CHECK_MILLIS} without one), and after {@link #MAX_TURN_HAND_OFFS} hand-offs in any case: the
- * holder then releases through Redis, which grants the key to the queue's head.</li>
+ * {@link #TURN_CHECK_MILLIS} without one), the lock goes only to the local waiters that came before the
+ * turn's grant or within {@link #TURN_CHECK_MILLIS} of it; then, and after {@link #MAX_TURN_HAND_OFFS}
+ * hand-offs in any case, the holder releases through Redis, which grants the key to the queue's head. So a
+ * JVM with more waiters gets a longer turn, and no instance keeps the longer queue: instances that get equal
+ * shares of the requests wait alike. (Turns that ended after a fixed number of hand-offs, later arrivals
+ * included, were fair in count but not in time: they kept whatever split of the waiters the first moments
+ * made, and one instance's requests waited several times longer than the other's.)</li>
  * </ul>
  * Only exclusive locks with a watchdog lease are handed off, and only to a waiter that wants one (a fixed
  * lease must start when its owner gets it; a hold-at-least keeps the key taken).
@@ -40,7 +45,8 @@ final class LocalHandOff {
 
     /**
      * How long a turn hands off without asking Redis whether other instances queue: with long critical
-     * sections, a waiting instance then waits about one section more, not a whole block of them.
+     * sections, a waiting instance then waits about one section more, not a whole block of them. Once one
+     * does, the turn serves only local waiters that came before its grant or within this long after it.
      */
     static final long TURN_CHECK_MILLIS = 50;
 
@@ -75,13 +81,16 @@ final class LocalHandOff {
      */
     boolean tryHandOff(HeldLock lock, HeldLock.State before) {
         HeldLock.Turn turn = lock.turn;
-        if (turn == null || before != HeldLock.State.HELD || shutdown.isDone() || turn.closing
+        if (turn == null || before != HeldLock.State.HELD || shutdown.isDone()
                 || turn.handOffs >= MAX_TURN_HAND_OFFS || lock.holdLeftMillis() > 0
                 // the successor must not get a lease about to lapse before its watchdog can renew it
                 || lock.leaseLeftMillis() <= settings.redisTimeout().toMillis()) {
             return false;
         }
-        return lock.gate.handOff((thread, mode) -> successorOf(lock, thread, mode));
+        // once another instance queues, only to waiters that came before the grant or soon after (a gated turn)
+        long gateClosesAt = turn.grantedAtNanos + TURN_CHECK_MILLIS * 1_000_000L;
+        return lock.gate.handOff(next -> !turn.closing || next.enteredAtNanos() - gateClosesAt < 0,
+                (thread, mode) -> successorOf(lock, thread, mode));
     }
 
     private HeldLock successorOf(HeldLock lock, Thread thread, LockMode mode) {
