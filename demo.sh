@@ -12,7 +12,8 @@
 # free port; else the binary packaged in the embedded-redis artifact. --quorum starts five more servers of
 # that binary (redis-server from the PATH, else embedded-redis) on free loopback ports as the quorum nodes;
 # spring.data.redis stays configured but holds no lock keys then. Needs only Java 17+ (the Maven wrapper
-# fetches Maven). Database: a fresh H2 file database, or SPRING_DATASOURCE_URL/_USERNAME/_PASSWORD (PostgreSQL).
+# fetches Maven). Database: a fresh H2 database served by its own JVM (both nodes reach it over TCP alike), or
+# SPRING_DATASOURCE_URL/_USERNAME/_PASSWORD (PostgreSQL).
 # Stops everything it started on exit and on Ctrl-C.
 set -euo pipefail
 
@@ -235,7 +236,37 @@ try_node() {
     done
     echo "not up after 5 minutes"; return 1
 }
-if [ -n "${SPRING_DATASOURCE_URL:-}" ]; then DATABASE="$SPRING_DATASOURCE_URL"; else DATABASE="an H2 file database in $WORK/data"; fi
+# --- the database --------------------------------------------------------------------------------------
+# One H2 database server in its own JVM, which both nodes reach alike, over TCP. (H2's AUTO_SERVER file mode
+# would run the database inside the first node: its transactions in-process, the other node's over TCP and
+# several times slower, so that node would hold the lock longer and its bookings would queue longer.)
+start_database() {
+    local port pid
+    for _ in 1 2 3; do
+        port="$(free_port)"
+        "$JAVA" -Xmx256m -cp "$JAR" -Dloader.main=org.h2.tools.Server org.springframework.boot.loader.launch.PropertiesLauncher \
+            -tcp -tcpPort "$port" -baseDir "$WORK/data" -ifNotExists > "$WORK/database.log" 2>&1 &
+        pid=$!
+        PIDS+=("$pid")
+        for _ in $(seq 1 100); do
+            if grep -q "running at" "$WORK/database.log" 2>/dev/null; then
+                export SPRING_DATASOURCE_URL="jdbc:h2:tcp://127.0.0.1:$port/ticket-office"
+                export SPRING_DATASOURCE_USERNAME=sa SPRING_DATASOURCE_PASSWORD=""
+                return 0
+            fi
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill "$pid" 2>/dev/null || true
+    done
+    echo "The H2 database server did not start:" >&2; tail -20 "$WORK/database.log" >&2; exit 1
+}
+if [ -n "${SPRING_DATASOURCE_URL:-}" ]; then
+    DATABASE="$SPRING_DATASOURCE_URL"
+else
+    start_database
+    DATABASE="an H2 database server (its own JVM, $SPRING_DATASOURCE_URL)"
+fi
 if [ "$QUORUM" = yes ]; then LOCKS_ON="locks on the five quorum nodes"; else LOCKS_ON="one Redis"; fi
 say "Starting two instances of the sample (two JVMs; $LOCKS_ON; one database: $DATABASE)"
 start_node node-a

@@ -41,8 +41,9 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
  * A hand-off is safe because Redis still holds the key for this JVM under one owner token, and every hand-off is a
  * new acquisition with its own fencing token, taken from a block that the grant reserved in the key's counter; the
  * successor inherits the lease estimate, and a loss found later is reported to every holder since Redis last
- * confirmed the lease. A turn of hand-offs ends when a token reservation finds another instance queued for the key,
- * after {@link HandOffRules#maxHandOffs()} hand-offs, or when the lease estimate is too short.
+ * confirmed the lease. Once a token reservation finds another instance queued for the key, the turn serves only the
+ * local waiters that came before its grant or within the turn check of it (a gated turn); it ends then, after
+ * {@link HandOffRules#maxHandOffs()} hand-offs in any case, or when the lease estimate is too short.
  * <p>
  * Completing a waiter's turn runs its continuation, so it is always done after leaving the monitor.
  */
@@ -77,6 +78,9 @@ public final class KeyLine {
 
     /** When Redis last said whether other instances queue (the grant, a token reservation). */
     private long checkedAtNanos;
+
+    /** When Redis granted the key to this JVM (the turn began). */
+    private long grantedAtNanos;
 
     /** Holders that handed the lock on since Redis last confirmed the lease: a loss found later is theirs too. */
     private final List<HeldLock> unconfirmed = new ArrayList<>();
@@ -168,6 +172,7 @@ public final class KeyLine {
                 handOffs = 0;
                 othersQueued = false;
                 checkedAtNanos = System.nanoTime();
+                grantedAtNanos = checkedAtNanos;
                 unconfirmed.clear();
             }
         }
@@ -316,15 +321,24 @@ public final class KeyLine {
     }
 
     private boolean canHandOff(HeldLock lock, HeldLock.State before) {
-        return lock.handOffable && before == HeldLock.State.HELD && phase == Phase.HELD && !othersQueued
+        return lock.handOffable && before == HeldLock.State.HELD
+                && (phase == Phase.HELD || phase == Phase.TAKING_OVER)
                 && handOffs < rules.maxHandOffs() && lock.holdLeftMillis() == 0
                 // the successor must not get a lease about to lapse before its watchdog can renew it
                 && lock.leaseLeftMillis() > rules.redisTimeoutMillis();
     }
 
-    /** The head of the queue if it can take a handed lock (so the order stays first come first served), claimed. */
+    /**
+     * The head of the queue if it can take a handed lock (so the order stays first come first served), claimed.
+     * Once another instance queues for the key, the turn is gated: the lock goes only to waiters that came before
+     * the grant or within the turn check of it, then back through Redis. So a JVM with more waiters gets a longer
+     * turn, and no instance keeps the longer queue: instances with equal shares of the requests wait alike (turns
+     * that ended after a fixed number of hand-offs were fair in count but not in time).
+     */
     private Waiter claimTakeOverWaiter() {
-        for (Waiter next = waiting.peek(); next != null && next.takeOverMode != null; next = waiting.peek()) {
+        long gateClosesAt = grantedAtNanos + rules.turnCheckNanos();
+        for (Waiter next = waiting.peek(); next != null && next.takeOverMode != null
+                && (!othersQueued || next.enteredAtNanos - gateClosesAt < 0); next = waiting.peek()) {
             waiting.poll();
             if (next.claim()) {
                 return next;
@@ -395,14 +409,15 @@ public final class KeyLine {
      * null when it gave up first, never exceptionally. Whoever {@link #claim() claims} it (the waiter giving up, or
      * the one passing the turn to it) is the only one to complete its turn.
      */
-    public record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Turn> turn, AtomicBoolean claimed) {
+    public record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Turn> turn, AtomicBoolean claimed,
+            long enteredAtNanos) {
 
         /** The turn of a waiter that found the key FREE. */
         static final Waiter FIRST = new Waiter(null, null, CompletableFuture.completedFuture(Turn.FREE),
-                new AtomicBoolean(true));
+                new AtomicBoolean(true), 0);
 
         Waiter(Thread thread, LockMode takeOverMode) {
-            this(thread, takeOverMode, new CompletableFuture<>(), new AtomicBoolean());
+            this(thread, takeOverMode, new CompletableFuture<>(), new AtomicBoolean(), System.nanoTime());
         }
 
         boolean claim() {

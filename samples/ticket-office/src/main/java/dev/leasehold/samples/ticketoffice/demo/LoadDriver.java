@@ -24,8 +24,9 @@ import tools.jackson.databind.json.JsonMapper;
  * public HTTP API and Actuator are used.
  * <pre>
  * LoadDriver --nodes http://127.0.0.1:8081,http://127.0.0.1:8082 [--attempts 2000] [--seats 500]
- *            [--threads 32] [--no-lock] [--kill-at-half pid@host:port,pid@host:port]
+ *            [--threads 32] [--no-lock] [--kill-at-half pid@host:port,pid@host:port] [--warm-up 200]
  * </pre>
+ * {@code --warm-up} requests per node come first ({@link #warmUp()}; 0: none).
  * {@code --kill-at-half} (the demo's {@code --quorum}) kills those Redis processes (SIGKILL) once half of the
  * attempts were answered, and the report then shows the quorum's per-node health.
  * Exits with 1 when a locked run oversold (that would be a bug), 2 on bad arguments or unreachable nodes.
@@ -67,6 +68,9 @@ public final class LoadDriver {
     /** The quorum fault to inject, or null. */
     private final QuorumFault fault;
 
+    /** Requests per node before the load ({@link #warmUp()}); 0: none. */
+    private int warmUpRequests = 200;
+
     LoadDriver(List<String> nodes, int attempts, int seats, int threads, boolean locked, PrintStream out) {
         this(nodes, attempts, seats, threads, locked, null, out);
     }
@@ -88,6 +92,7 @@ public final class LoadDriver {
         int threads = 32;
         boolean locked = true;
         QuorumFault fault = null;
+        int warmUp = 200;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--nodes" -> nodes.addAll(List.of(args[++i].split(",")));
@@ -96,6 +101,7 @@ public final class LoadDriver {
                 case "--threads" -> threads = Integer.parseInt(args[++i]);
                 case "--no-lock" -> locked = false;
                 case "--kill-at-half" -> fault = QuorumFault.parse(args[++i]);
+                case "--warm-up" -> warmUp = Integer.parseInt(args[++i]);
                 default -> {
                     System.err.println("Unknown argument " + args[i]);
                     System.exit(2);
@@ -106,11 +112,16 @@ public final class LoadDriver {
             System.err.println("Give the nodes: --nodes http://127.0.0.1:8081,http://127.0.0.1:8082");
             System.exit(2);
         }
-        Report report = new LoadDriver(nodes, attempts, seats, threads, locked, fault, System.out).run();
+        LoadDriver driver = new LoadDriver(nodes, attempts, seats, threads, locked, fault, System.out);
+        driver.warmUpRequests = warmUp;
+        Report report = driver.run();
         System.exit(report.locked() && report.oversold() > 0 ? 1 : 0);
     }
 
     Report run() throws Exception {
+        if (warmUpRequests > 0) {
+            warmUp();
+        }
         long showId = createShow();
         List<Counts> before = new ArrayList<>();
         for (String node : nodes) {
@@ -188,14 +199,57 @@ public final class LoadDriver {
     }
 
     private long createShow() throws Exception {
-        String title = "Demo " + java.time.LocalTime.now().withNano(0);
+        showId = newShow("Demo " + java.time.LocalTime.now().withNano(0), seats);
+        return showId;
+    }
+
+    private long newShow(String title, int seats) throws Exception {
         HttpResponse<String> response = post(nodes.get(0) + "/api/shows",
                 "{\"title\":\"" + title + "\",\"seats\":" + seats + ",\"priceCents\":5000}");
         if (response.statusCode() != 201) {
             throw new IllegalStateException("Could not create the show: HTTP " + response.statusCode() + " " + response.body());
         }
-        showId = json.readTree(response.body()).path("id").asLong();
-        return showId;
+        return json.readTree(response.body()).path("id").asLong();
+    }
+
+    /**
+     * Brings every node past its first requests (class loading, JIT compilation, connections, the first
+     * lock waits' subscriptions), which would otherwise make the load's first bookings wait seconds, at
+     * whichever node they happen to reach; with requests that take no EXCLUSIVE lock, so that the lock-wait
+     * figures (EXCLUSIVE) are the load's alone. On a show of its own: unlocked bookings one at a time (they
+     * never race), then price changes (WRITE lock) from all the clients at once.
+     */
+    private void warmUp() throws Exception {
+        long show = newShow("Warm-up " + java.time.LocalTime.now().withNano(0), warmUpRequests * nodes.size());
+        out.printf(Locale.ROOT, "Warming up the nodes on show #%d: %d unlocked bookings one at a time, then %d price "
+                + "changes (WRITE lock) from %d clients, per node%n", show, warmUpRequests, warmUpRequests, threads);
+        for (int i = 0; i < warmUpRequests; i++) {
+            for (String node : nodes) {
+                expect(201, post(node + "/api/shows/" + show + "/unlocked-bookings", "{\"seats\":1,\"customer\":\"warm-up\"}"));
+            }
+        }
+        AtomicInteger next = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> clients = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            clients.add(pool.submit(() -> {
+                for (int i; (i = next.getAndIncrement()) < warmUpRequests * nodes.size();) {
+                    expect(200, send(HttpRequest.newBuilder(URI.create(nodes.get(i % nodes.size()) + "/api/shows/" + show + "/price"))
+                        .PUT(HttpRequest.BodyPublishers.ofString("{\"priceCents\":" + (5000 + i % 100) + "}"))));
+                }
+                return null;
+            }));
+        }
+        pool.shutdown();
+        for (Future<?> client : clients) {
+            client.get();
+        }
+    }
+
+    private static void expect(int status, HttpResponse<String> response) {
+        if (response.statusCode() != status) {
+            throw new IllegalStateException("Warm-up request failed: HTTP " + response.statusCode() + " " + response.body());
+        }
     }
 
     private Report report(long showId, List<Counts> before, long elapsedNanos) throws Exception {
@@ -285,11 +339,12 @@ public final class LoadDriver {
     }
 
     private HttpResponse<String> post(String url, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(url))
-            .timeout(Duration.ofSeconds(30))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(), HttpResponse.BodyHandlers.ofString());
+        return send(HttpRequest.newBuilder(URI.create(url)).POST(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    private HttpResponse<String> send(HttpRequest.Builder request) throws Exception {
+        return http.send(request.timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json").build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private String get(String url) throws Exception {
