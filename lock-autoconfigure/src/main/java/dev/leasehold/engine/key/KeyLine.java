@@ -3,8 +3,6 @@ package dev.leasehold.engine.key;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.LockServer.FenceBlock;
@@ -136,10 +134,10 @@ public final class KeyLine {
             synchronized (this) {
                 waiting.remove(waiter);
             }
-            waiter.turn.complete(null);
+            waiter.turn().complete(null);
             return null;
         }
-        return waiter.turn.join();
+        return waiter.turn().join();
     }
 
     /** ACQUIRING: the waiter with the turn ends without the lock (gave up, failed, shut down). */
@@ -205,7 +203,7 @@ public final class KeyLine {
             }
         }
         if (successor != null) {
-            next.turn.complete(new Turn(successor));
+            next.turn().complete(new Turn(successor));
             return new Release(successor, List.of());
         }
         start(next);
@@ -315,7 +313,7 @@ public final class KeyLine {
         }
         for (Waiter waiter : all) {
             if (waiter.claim()) {
-                waiter.turn.complete(Turn.FREE);
+                waiter.turn().complete(Turn.FREE);
             }
         }
     }
@@ -337,8 +335,8 @@ public final class KeyLine {
      */
     private Waiter claimTakeOverWaiter() {
         long gateClosesAt = grantedAtNanos + rules.turnCheckNanos();
-        for (Waiter next = waiting.peek(); next != null && next.takeOverMode != null
-                && (!othersQueued || next.enteredAtNanos - gateClosesAt < 0); next = waiting.peek()) {
+        for (Waiter next = waiting.peek(); next != null && next.takeOverMode() != null
+                && (!othersQueued || next.enteredAtNanos() - gateClosesAt < 0); next = waiting.peek()) {
             waiting.poll();
             if (next.claim()) {
                 return next;
@@ -355,7 +353,7 @@ public final class KeyLine {
         long fence = nextFence <= lastFence && !checkDue ? nextFence++ : 0;
         handOffs++;
         long sentAt = lock.leaseEndsAtNanos() - lock.validMillis * 1_000_000L; // inherits the lease estimate
-        return new HeldLock(lock.keys, next.takeOverMode, lock.token, fence, next.thread, true, lock.leaseMillis,
+        return new HeldLock(lock.keys, next.takeOverMode(), lock.token, fence, next.thread(), true, lock.leaseMillis,
                 lock.validMillis, sentAt, true);
     }
 
@@ -379,7 +377,7 @@ public final class KeyLine {
 
     private static void start(Waiter next) {
         if (next != null) {
-            next.turn.complete(Turn.FREE);
+            next.turn().complete(Turn.FREE);
         }
     }
 
@@ -395,33 +393,6 @@ public final class KeyLine {
 
         public boolean handedOff() {
             return successor != null;
-        }
-    }
-
-    /** What a waiter receives with its turn: nothing (it asks Redis), or a lock handed to it. */
-    public record Turn(HeldLock handedOver) {
-
-        public static final Turn FREE = new Turn(null);
-    }
-
-    /**
-     * A queued acquisition (its thread, or null when it is bound to none); its turn completes with the turn, or with
-     * null when it gave up first, never exceptionally. Whoever {@link #claim() claims} it (the waiter giving up, or
-     * the one passing the turn to it) is the only one to complete its turn.
-     */
-    public record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Turn> turn, AtomicBoolean claimed,
-            long enteredAtNanos) {
-
-        /** The turn of a waiter that found the key FREE. */
-        static final Waiter FIRST = new Waiter(null, null, CompletableFuture.completedFuture(Turn.FREE),
-                new AtomicBoolean(true), 0);
-
-        Waiter(Thread thread, LockMode takeOverMode) {
-            this(thread, takeOverMode, new CompletableFuture<>(), new AtomicBoolean(), System.nanoTime());
-        }
-
-        boolean claim() {
-            return claimed.compareAndSet(false, true);
         }
     }
 }

@@ -11,6 +11,8 @@ import dev.leasehold.LockMode;
 import dev.leasehold.engine.LockObserver;
 import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.key.KeyLine;
+import dev.leasehold.engine.key.Turn;
+import dev.leasehold.engine.key.Waiter;
 import dev.leasehold.engine.server.FairQueue;
 import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
@@ -33,10 +35,6 @@ import dev.leasehold.engine.server.LockServerException;
  * entry, and a grant it did not claim, back ({@link LockServer#withdraw}).
  */
 final class Acquisition {
-
-    private static final long MIN_ERROR_BACKOFF_MILLIS = 50;
-
-    private static final long MAX_ERROR_BACKOFF_MILLIS = 1000;
 
     /** How often a waiter looks again while its channel is not (or no longer) confirmed subscribed. */
     static final long UNSUBSCRIBED_RECHECK_MILLIS = 1000;
@@ -74,7 +72,7 @@ final class Acquisition {
     private final LockObserver.Attempt attempt;
 
     // the loop's state: steps run one at a time, each after the one before (a happens-before edge)
-    private KeyLine.Waiter waiter;
+    private Waiter waiter;
     private boolean haveTurn;
     private ReleaseSignals.Registration registration;
     private ReleaseSignals.Pending pendingBeforeTry;
@@ -86,9 +84,7 @@ final class Acquisition {
     private boolean joinedQueue;
     private long writerWaitingMillis;
     private boolean leftSomethingBehind;
-    private Throwable lastError;
-    private long failingSince; // when the tries began to fail, while lastError is set
-    private long errorBackoff = MIN_ERROR_BACKOFF_MILLIS;
+    private final TryFailures failures = new TryFailures();
 
     /** Whether it succeeded or ended: a step that fails after that must not give anything back twice. */
     private volatile boolean done;
@@ -159,7 +155,7 @@ final class Acquisition {
     }
 
     private void turnCame() {
-        KeyLine.Turn turn = line.giveUp(waiter); // the turn if it came, else out of the queue
+        Turn turn = line.giveUp(waiter); // the turn if it came, else out of the queue
         waiter = null;
         if (turn == null) {
             if (stopping()) {
@@ -231,19 +227,13 @@ final class Acquisition {
         Grant grant = null;
         if (reply.isDone() && !reply.isCompletedExceptionally()) {
             grant = reply.join();
-            lastError = null;
+            failures.answered();
         }
         else {
-            if (lastError == null) {
-                failingSince = sentAt;
-            }
-            if (reply.isDone()) {
-                lastError = LockServerException.unwrap(reply.handle((ignored, error) -> error).join());
-            }
-            else if (!stopping()) {
-                lastError = new LockServerException(LockServerException.Kind.NO_REPLY,
-                        "no reply within leasehold.redis-timeout (" + context.settings.redisTimeout() + ")", null);
-            }
+            failures.failed(reply.isDone() ? LockServerException.unwrap(reply.handle((ignored, error) -> error).join())
+                    : stopping() ? null : new LockServerException(LockServerException.Kind.NO_REPLY,
+                            "no reply within leasehold.redis-timeout (" + context.settings.redisTimeout() + ")", null),
+                    sentAt);
             // not learned, or the caller gives up while the write is on its way: take it back after it
             context.takeBackAfter(reply, keys, mode, token);
         }
@@ -265,22 +255,16 @@ final class Acquisition {
             return;
         }
         long leftNanos = deadline - System.nanoTime();
-        if (leftNanos <= 0 || unreachableForALease()) {
-            if (lastError != null) {
-                end(new LockAcquisitionException(keys.logicalKey(), "Could not lock '" + keys.logicalKey() + "': "
-                        + LockServerException.describe(lastError) + (leftNanos > 0 ? " (every try for a whole lease, "
-                        + context.settings.leaseTime() + ")" : ""), lastError));
-            }
-            else {
-                end(null);
-            }
+        // a wait without a time limit ends once its tries failed for a whole lease, rather than block for ever
+        boolean unreachable = waitNanos >= WaitContext.UNBOUNDED_WAIT_NANOS
+                && failures.failingFor(context.settings.leaseTime());
+        if (leftNanos <= 0 || unreachable) {
+            end(failures.failing() ? failures.error(keys.logicalKey(), leftNanos > 0, context.settings.leaseTime()) : null);
             return;
         }
         if (grant == null) {
             // Redis is failing: back off, bounded by the deadline (no busy loop)
-            long backoff = Math.min(errorBackoff, Math.max(1, leftNanos / 1_000_000L));
-            errorBackoff = Math.min(errorBackoff * 2, MAX_ERROR_BACKOFF_MILLIS);
-            then(until(null, TimeUnit.MILLISECONDS.toNanos(backoff)), this::attempt);
+            then(until(null, TimeUnit.MILLISECONDS.toNanos(failures.nextBackoffMillis(leftNanos))), this::attempt);
             return;
         }
         Grant refused = grant;
@@ -301,11 +285,6 @@ final class Acquisition {
         sleep(refused);
     }
 
-    /** A wait without a time limit ends once its tries failed for a whole lease, rather than block for ever. */
-    private boolean unreachableForALease() {
-        return lastError != null && waitNanos >= WaitContext.UNBOUNDED_WAIT_NANOS
-                && System.nanoTime() - failingSince >= context.settings.leaseTime().toNanos();
-    }
 
     /** The subscription's confirmation is awaited at most the Redis timeout, and never past the deadline. */
     private long confirmationWait() {
@@ -379,7 +358,7 @@ final class Acquisition {
         }
         boolean joined = true;
         if (waiter != null) { // only when a step failed while queued
-            KeyLine.Turn turn = line.giveUp(waiter);
+            Turn turn = line.giveUp(waiter);
             if (turn != null && turn.handedOver() != null) {
                 context.holdings.releaseUnclaimed(turn.handedOver()); // it has this waiter's turn and join now
                 joined = false;

@@ -23,17 +23,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * A loopback TCP proxy for fault tests: point a client at {@link #port()} instead of the server and inject
  * network faults between them while the test runs.
  * <ul>
- * <li>{@link #latency(Duration)}: every chunk of bytes is delivered that long after it was read, in both
- * directions;</li>
- * <li>{@link #blackhole()}: nothing is forwarded either way, but every socket stays open (a stalled network,
- * not a closed one): the client's calls hang, as they would behind a dead switch;</li>
- * <li>{@link #heal()}: forwarding resumes, and what was sent during the black hole is delivered then, in
- * order (so a command sent during the stall can still run late on the server);</li>
+ * <li>{@link #latency(Duration)}: every chunk of bytes is delivered that long after it was read, both ways;</li>
+ * <li>{@link #blackhole()}: nothing is forwarded either way, but every socket stays open (a stalled network, not a
+ * closed one): the client's calls hang, as they would behind a dead switch;</li>
+ * <li>{@link #heal()}: forwarding resumes, and what was sent during the black hole is delivered then, in order
+ * (so a command sent during the stall can still run late on the server);</li>
  * <li>{@link #drop()}: every open connection is reset (RST to both sides); new connections are accepted.</li>
  * </ul>
- * Each connection costs four daemon threads (a reader and a writer per direction, so latency does not add
- * up); at most {@code maxConnections} are open at once, further ones are refused. {@link #close()} resets
- * every connection and stops every thread. It listens on 127.0.0.1 only.
+ * Each connection costs four daemon threads (a reader and a writer per direction, so latency does not add up); at
+ * most {@code maxConnections} are open at once, further ones are refused. {@link #close()} resets every connection
+ * and stops every thread. It listens on 127.0.0.1 only.
  */
 public final class FaultProxy implements AutoCloseable {
 
@@ -51,10 +50,9 @@ public final class FaultProxy implements AutoCloseable {
     private final AtomicInteger accepted = new AtomicInteger();
 
     private final ReentrantLock stateLock = new ReentrantLock();
-
     private final Condition healed = stateLock.newCondition();
 
-    private boolean blackholed;
+    private boolean blackholed; // guarded by stateLock
 
     private volatile long latencyNanos;
 
@@ -101,20 +99,18 @@ public final class FaultProxy implements AutoCloseable {
 
     /** Stops forwarding both ways; sockets stay open and bytes sent meanwhile are held until {@link #heal()}. */
     public void blackhole() {
-        stateLock.lock();
-        try {
-            blackholed = true;
-        }
-        finally {
-            stateLock.unlock();
-        }
+        blackholed(true);
     }
 
     /** Forwards again, first what was held during the black hole. */
     public void heal() {
+        blackholed(false);
+    }
+
+    private void blackholed(boolean stalled) {
         stateLock.lock();
         try {
-            blackholed = false;
+            blackholed = stalled;
             healed.signalAll();
         }
         finally {
