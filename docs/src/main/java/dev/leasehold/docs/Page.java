@@ -35,6 +35,11 @@ record Page(String file, String text, Node document) {
     record LinkTo(String destination, int line) {
     }
 
+    @Override
+    public String toString() {
+        return file;
+    }
+
     /** The headings in document order, each with its anchor. */
     List<Section> sections() {
         List<Section> sections = new ArrayList<>();
