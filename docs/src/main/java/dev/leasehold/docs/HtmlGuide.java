@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 import org.commonmark.ext.gfm.tables.TablesExtension;
 import org.commonmark.node.AbstractVisitor;
@@ -31,8 +30,6 @@ import org.commonmark.renderer.html.HtmlWriter;
  * repository point at the repository on GitHub; Mermaid diagrams are drawn by the bundled mermaid.min.js.
  */
 public final class HtmlGuide {
-
-    private static final Pattern SCHEME = Pattern.compile("^[a-zA-Z][a-zA-Z0-9+.-]*:");
 
     private final Guide guide;
 
@@ -138,7 +135,7 @@ public final class HtmlGuide {
 
     /** A link of the Markdown as the HTML needs it: pages of the guide as .html, other files on GitHub. */
     String destination(Page page, String destination) {
-        if (destination.isEmpty() || destination.startsWith("#") || SCHEME.matcher(destination).find()) {
+        if (destination.isEmpty() || destination.startsWith("#") || Links.SCHEME.matcher(destination).find()) {
             return destination;
         }
         int hash = destination.indexOf('#');

@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
  */
 final class Links {
 
-    private static final Pattern SCHEME = Pattern.compile("^[a-zA-Z][a-zA-Z0-9+.-]*:");
+    static final Pattern SCHEME = Pattern.compile("^[a-zA-Z][a-zA-Z0-9+.-]*:");
 
     private Links() {
     }
