@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Locks lost in Sentinel failovers without and with replica acknowledgement, and what acknowledgement
- * costs per acquisition (not in the normal build; README "Running the tests"):
+ * costs per acquisition (not in the normal build; docs/running-the-tests.md):
  * {@code ./mvnw -B verify -Pfailover-measurement -pl lock-autoconfigure -am}.
  * <p>
  * A primary, two replicas, three Sentinels (quorum 2). Per mode, two engines (two Redis clients) with

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The engine tests run twice in the build: on the Redis the machine has, and on the Redis 6.2 binary packaged
- * by embedded-redis (README "Running the tests"), the oldest version the README promises. This test makes
+ * by embedded-redis (docs/running-the-tests.md), the oldest version the README promises. This test makes
  * the second run prove that it really talked to 6.2: that run sets {@value #EXPECTED_VERSION}.
  */
 class RedisVersionTest {

@@ -28,7 +28,7 @@ class SubscriptionLossTest extends EveryServerEngineTest {
         assertThat(denied).as("ACL LOG").doesNotContain("reason, command");
     }
 
-    /** The ACL rule the README documents for a Leasehold user, with or without channel rights. */
+    /** The ACL rule docs/redis.md documents for a Leasehold user, with or without channel rights. */
     private DefaultLockEngine engineAsAclUser(boolean channels) {
         redis.server().commands(java.util.List.of(new String[] { "ACL", "DELUSER", "app" },
                 new String[] { "ACL", "SETUSER", "app", "on", ">secret", "resetkeys", "~lock:*",

@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Faults injected while three processes take one key in a loop (see {@link FaultWorker}); each test is one
- * row of the README's "Failure modes" table. Every row checks the invariants over what the processes did
+ * row of the "Failure modes" table (docs/failure-modes.md). Every row checks the invariants over what the processes did
  * (counter = accepted sections, no two accepted sections overlap, tokens grow in grant order, a holder
  * refused by fencing was told its lock was lost) and how long locking took to recover.
  * <p>

@@ -3,7 +3,7 @@ package dev.leasehold.faults;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The rows the fault suite measured, printed as a Markdown table (the README's "Failure modes" table). */
+/** The rows the fault suite measured, printed as a Markdown table (the table of docs/failure-modes.md). */
 final class FaultTable {
 
     record Row(String fault, SectionLog.Verdict verdict, long recoveryMillis, String recoveryFrom, String userSees) {

@@ -1,0 +1,4 @@
+package dev.leasehold.docs.snippets.async;
+
+record Shipment(long orderId, long fencingToken) {
+}
