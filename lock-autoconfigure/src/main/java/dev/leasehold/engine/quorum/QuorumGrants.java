@@ -105,7 +105,7 @@ final class QuorumGrants {
 
     /**
      * Every other node that answers without already holding the token (a late grant, a refusal, a grant
-     * that does not count) gets its counter raised too, without waiting: then the next grant usually
+     * that does not count, a timeout) gets its counter raised too, without waiting: then the next grant usually
      * finds the counters in agreement and needs no extra round trip. Raising never lowers a counter,
      * so it is safe on any node.
      */
@@ -114,8 +114,10 @@ final class QuorumGrants {
             QuorumNode node = nodes.get(i);
             boolean counted = decided.stream().anyMatch(reply -> reply.node() == node && grantedHere(reply));
             if (!counted) {
-                round.calls().get(i).thenAccept(grant -> {
-                    if (!grant.granted() || grant.fencingToken() < fence) {
+                // a call that timed out may still run on its node: the raise goes on the same connection
+                // after it, so it lands after the late acquire and leaves that counter in agreement too
+                round.calls().get(i).whenComplete((grant, error) -> {
+                    if (grant == null || !grant.granted() || grant.fencingToken() < fence) {
                         node.server().raiseFence(keys, fence);
                     }
                 });
