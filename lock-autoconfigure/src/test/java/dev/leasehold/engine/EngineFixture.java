@@ -24,10 +24,10 @@ import dev.leasehold.engine.server.LockServer;
  * Engines on a real server, each with its own connection factory (so two engines are two Redis clients,
  * as two JVMs would be), on the chosen kind of {@link LockServer}. Closes everything it made.
  */
-final class EngineFixture implements AutoCloseable {
+public final class EngineFixture implements AutoCloseable {
 
     /** Which {@link LockServer} (and which Redis client under it) the engines use. */
-    enum ServerKind {
+    public enum ServerKind {
         /** {@link LettuceLockServer} on a {@link LettuceConnectionFactory}: Spring Boot's default. */
         LETTUCE,
         /** {@link RedisTemplateLockServer} on a pooled {@link JedisConnectionFactory}. */
@@ -46,12 +46,12 @@ final class EngineFixture implements AutoCloseable {
         this(redis, ServerKind.LETTUCE);
     }
 
-    EngineFixture(TestRedisServer redis, ServerKind kind) {
+    public EngineFixture(TestRedisServer redis, ServerKind kind) {
         this.redis = redis;
         this.kind = kind;
     }
 
-    static LockEngineSettings fastSettings() {
+    public static LockEngineSettings fastSettings() {
         return new LockEngineSettings("lock:", Duration.ofSeconds(30), Duration.ofMillis(500), Duration.ofMillis(200));
     }
 
@@ -64,7 +64,7 @@ final class EngineFixture implements AutoCloseable {
      * @param commandTimeout the driver's own timeout ({@code spring.data.redis.timeout})
      * @param user an ACL user, or null for the default user
      */
-    RedisConnectionFactory connectionFactory(Duration commandTimeout, String user, String password) {
+    public RedisConnectionFactory connectionFactory(Duration commandTimeout, String user, String password) {
         RedisStandaloneConfiguration server = new RedisStandaloneConfiguration(redis.host(), redis.port());
         if (user != null) {
             server.setUsername(user);
@@ -99,13 +99,13 @@ final class EngineFixture implements AutoCloseable {
     }
 
     /** Closes the server with the rest. */
-    <S extends LockServer> S track(S server) {
+    public <S extends LockServer> S track(S server) {
         resources.add(0, server);
         return server;
     }
 
     /** The server that auto-configuration picks for this factory. */
-    LockServer server(RedisConnectionFactory factory, String keyPrefix) {
+    public LockServer server(RedisConnectionFactory factory, String keyPrefix) {
         LockServer server = factory instanceof LettuceConnectionFactory lettuce ? new LettuceLockServer(lettuce, keyPrefix)
                 : new RedisTemplateLockServer(factory, keyPrefix);
         resources.add(0, server);

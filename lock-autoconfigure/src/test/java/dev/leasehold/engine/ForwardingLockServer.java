@@ -10,11 +10,11 @@ import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.server.Grant;
 
 /** A real server behind a test's wrapper: every step goes to it unchanged unless the wrapper overrides it. */
-abstract class ForwardingLockServer implements LockServer {
+public abstract class ForwardingLockServer implements LockServer {
 
-    final LockServer real;
+    protected final LockServer real;
 
-    ForwardingLockServer(LockServer real) {
+    protected ForwardingLockServer(LockServer real) {
         this.real = real;
     }
 

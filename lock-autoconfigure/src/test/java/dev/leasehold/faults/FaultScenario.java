@@ -32,6 +32,9 @@ final class FaultScenario implements AutoCloseable {
 
     private final List<String> ids = new ArrayList<>();
 
+    /** Each worker's arguments, to start it again after a kill. */
+    private final Map<String, List<String>> argsOf = new LinkedHashMap<>();
+
     FaultScenario(String name, TestRedisServer resource) {
         this.name = name;
         this.resource = resource;
@@ -52,6 +55,7 @@ final class FaultScenario implements AutoCloseable {
             args.addAll(own);
             workers.start(id, FaultWorker.class, args);
             ids.add(id);
+            argsOf.put(id, args);
         });
         return this;
     }
@@ -65,6 +69,11 @@ final class FaultScenario implements AutoCloseable {
             perWorker.put("w" + i, List.of("--spring.data.redis.host=127.0.0.1", "--spring.data.redis.port=" + proxy.port()));
         }
         return start(common, perWorker);
+    }
+
+    /** Starts a killed worker again, as its orchestrator would (a new JVM with the same settings). */
+    void restart(String id) {
+        workers.start(id, FaultWorker.class, argsOf.get(id));
     }
 
     List<String> ids() {

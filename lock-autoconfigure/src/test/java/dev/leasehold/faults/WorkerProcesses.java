@@ -39,7 +39,9 @@ final class WorkerProcesses implements AutoCloseable {
         Path log = Path.of("target", "faults", name, id + ".log");
         try {
             Files.createDirectories(log.getParent());
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            // appended: a worker started again after a kill keeps its first life in the log
+            Process process = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
             processes.put(id, process);
             logs.put(id, log);
         }

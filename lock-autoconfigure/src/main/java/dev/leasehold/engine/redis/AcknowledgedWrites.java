@@ -22,6 +22,8 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
@@ -35,6 +37,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * steps on one key.
  */
 final class AcknowledgedWrites implements AutoCloseable {
+
+    private static final Log logger = LogFactory.getLog(AcknowledgedWrites.class);
 
     private final LettuceConnectionFactory connectionFactory;
 
@@ -130,7 +134,17 @@ final class AcknowledgedWrites implements AutoCloseable {
         StatefulConnection<byte[], byte[]> current = connection;
         connection = null;
         if (current != null) {
-            current.close();
+            // bounded: Lettuce's close() can wait forever on a connection that is reconnecting (seen in the
+            // campaign with the primary restarted and the replica paused); shutdown must not hang on it
+            try {
+                current.closeAsync().get(5, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            catch (Exception ex) {
+                if (ex instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
+                logger.warn("The replica-acknowledgement connection did not close within 5 s; left to the driver", ex);
+            }
         }
     }
 }

@@ -136,6 +136,14 @@ public class LettuceLockServer extends ScriptedLockServer {
         }
         LettuceConnection connection = dataConnection;
         if (connection == null || connection.isClosed()) {
+            if (Thread.currentThread() instanceof io.netty.util.concurrent.FastThreadLocalThread) {
+                // a step that follows a reply runs on the driver's I/O thread: connecting there blocks that thread
+                // on a connection it must make itself (found by the campaign: the event loop hung for good, with
+                // the factory's lock). The step fails like a refused connection; the next step from an
+                // application or starter thread connects.
+                throw new LockServerException(LockServerException.Kind.UNAVAILABLE,
+                        "no connection to Redis yet, and not connecting on the driver's I/O thread", null);
+            }
             // a lock, not synchronized: connecting is I/O and must not pin a virtual thread; interruptible, so
             // that closing the engine can stop a step waiting here
             try {

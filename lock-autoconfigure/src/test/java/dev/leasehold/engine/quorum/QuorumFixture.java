@@ -18,9 +18,9 @@ import dev.leasehold.test.redis.TestRedisServers;
  * Independent {@code redis-server} processes on free loopback ports, and quorum clients on them (each
  * client has its own connections, as another JVM would). Closes everything it made.
  */
-final class QuorumFixture implements AutoCloseable {
+public final class QuorumFixture implements AutoCloseable {
 
-    final List<TestRedisServer> servers = new ArrayList<>();
+    public final List<TestRedisServer> servers = new ArrayList<>();
 
     final List<LockHandle> lost = new CopyOnWriteArrayList<>();
 
@@ -39,7 +39,7 @@ final class QuorumFixture implements AutoCloseable {
         }
     }
 
-    QuorumFixture(int n) {
+    public QuorumFixture(int n) {
         this(n, 0, Map.of());
     }
 
@@ -51,7 +51,7 @@ final class QuorumFixture implements AutoCloseable {
         return servers.stream().allMatch(TestRedisServer::controllable);
     }
 
-    QuorumLockServer quorum(LockEngineSettings settings) {
+    public QuorumLockServer quorum(LockEngineSettings settings) {
         io.lettuce.core.resource.ClientResources shared = io.lettuce.core.resource.DefaultClientResources.create();
         List<QuorumNode> nodes = new ArrayList<>();
         for (TestRedisServer server : servers) {

@@ -1,0 +1,256 @@
+package dev.leasehold.campaign;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import dev.leasehold.campaign.History.Fault;
+import dev.leasehold.campaign.History.Loss;
+import dev.leasehold.campaign.History.Section;
+import dev.leasehold.campaign.History.Wait;
+
+/**
+ * Checks a recorded {@link History} against the contract. Safety: (S1) two sections on a key overlap only
+ * if the older holder was told it lost the lock, and a section the fenced store refused was told too;
+ * (S2) fencing tokens strictly increase per key in grant order (a grant counts as after another only if
+ * its call began after the other was granted), a re-entry is granted only while its holding is held, and every token in a loss was granted to a caller; (S3) no public method threw
+ * what its contract does not name. Liveness: (L1) no wait timed out while the key stood free, in the
+ * history and away from any fault, for longer than {@code freeBound}. Leftovers (L2) come from the run.
+ */
+public final class HistoryChecker {
+
+    /** What a check found. {@code maxFreeMillis}: the longest free stretch inside a timed-out wait (L1). */
+    public record Findings(List<Violation> violations, int overlaps, int toldLost, double maxFreeMillis) {
+
+        public boolean clean() {
+            return violations.isEmpty();
+        }
+    }
+
+    /** One broken rule, at a time of the history (where the timeline marks it). */
+    public record Violation(long at, String text) {
+
+        @Override
+        public String toString() {
+            return text;
+        }
+    }
+
+    private final long freeBoundNanos;
+
+    private final long faultGraceNanos;
+
+    /**
+     * @param freeBoundMillis how long a key may stand free inside a wait that then timed out (L1)
+     * @param faultGraceMillis how long after a fault L1 is not judged (a lease, plus the time to notice)
+     */
+    public HistoryChecker(long freeBoundMillis, long faultGraceMillis) {
+        this.freeBoundNanos = freeBoundMillis * 1_000_000L;
+        this.faultGraceNanos = faultGraceMillis * 1_000_000L;
+    }
+
+    public Findings check(History history, List<String> leftovers) {
+        List<Violation> violations = new ArrayList<>();
+        List<Section> sections = history.sections();
+        Set<String> told = new HashSet<>();
+        history.losses().forEach(loss -> told.add(loss.instance() + "|" + loss.key() + "|" + loss.token()));
+        int overlaps = 0;
+        Map<String, List<Section>> byKey = sections.stream().collect(Collectors.groupingBy(Section::key));
+        for (List<Section> onKey : byKey.values()) {
+            onKey.sort(Comparator.comparingLong(Section::grantedAt));
+            overlaps += overlaps(onKey, told, history.faults(), violations);
+            tokensIncrease(onKey, violations);
+        }
+        for (Section section : sections) {
+            if (section.reentry() && !section.heldBefore()) {
+                violations.add(new Violation(section.grantedAt(),
+                        "S1 a re-entry was granted after its holding said it was no longer held: " + section));
+            }
+            if (!section.accepted() && !isTold(section, told)) {
+                violations.add(new Violation(section.endAt(),
+                        "S1 the fenced store refused a holder that was never told its lock was lost: " + section));
+            }
+        }
+        lossesWereGranted(history.losses(), sections, violations);
+        history.failures().stream().filter(failure -> !failure.documented()).forEach(failure -> violations.add(new Violation(
+                failure.at(), "S3 " + failure.op() + " on " + failure.key() + " threw " + failure.type() + ": " + failure.message())));
+        double maxFree = freeWhileWaiting(history, byKey, violations);
+        long end = history.now();
+        leftovers.forEach(leftover -> violations.add(new Violation(end, "L2 left behind: " + leftover)));
+        int toldLost = (int) sections.stream().filter(section -> isTold(section, told)).count();
+        return new Findings(violations, overlaps, toldLost, maxFree);
+    }
+
+    private static boolean isTold(Section section, Set<String> told) {
+        return section.toldLost() || told.contains(section.instance() + "|" + section.key() + "|" + section.token());
+    }
+
+    private static int overlaps(List<Section> onKey, Set<String> told, List<Fault> faults, List<Violation> violations) {
+        int overlaps = 0;
+        for (int i = 0; i < onKey.size(); i++) {
+            Section a = onKey.get(i);
+            for (int j = i + 1; j < onKey.size() && onKey.get(j).grantedAt() < a.keptUntil(); j++) {
+                Section b = onKey.get(j);
+                if ((a.shared() && b.shared()) || sameHolding(a, b) || !a.overlaps(b)) {
+                    continue;
+                }
+                overlaps++;
+                // the lower token is the older grant; without a token (the Lock view) the earlier grant
+                Section older = a.token() > 0 && b.token() > 0 && b.token() < a.token() ? b : a;
+                Section newer = older == a ? b : a;
+                if (!isTold(older, told) && !keptKeyLost(older, newer, faults)) {
+                    violations.add(new Violation(b.grantedAt(),
+                            "S1 two holders inside at once, the older never told it lost the lock: " + a + " and " + b));
+                }
+            }
+        }
+        return overlaps;
+    }
+
+    /**
+     * The newer grant came after the older's release, inside its {@code holdAtLeast}, and a fault that loses
+     * keys (Redis restarted empty, the key deleted as by a failover) came in between: the kept key was lost
+     * with nobody left to tell (the holder had released it), as documented.
+     */
+    private static boolean keptKeyLost(Section older, Section newer, List<Fault> faults) {
+        return newer.grantedAt() >= older.endAt() && faults.stream().anyMatch(fault -> fault.start() < newer.grantedAt()
+                && fault.end() > older.grantedAt() && (fault.kind().equals("restart-empty")
+                        || (fault.kind().equals("delete-key") && fault.target().endsWith(" " + older.key()))));
+    }
+
+    /** A re-entry and the holding it re-entered (same instance, same token). */
+    private static boolean sameHolding(Section a, Section b) {
+        return a.instance().equals(b.instance()) && a.token() == b.token() && a.token() > 0;
+    }
+
+    private static void tokensIncrease(List<Section> onKey, List<Violation> violations) {
+        // a re-entry is not a grant (no new token): S1 judges it with its holding
+        List<Section> exclusive = onKey.stream()
+            .filter(section -> !section.shared() && !section.reentry() && section.token() > 0)
+            .toList();
+        // sorted by grant time: the highest token granted before each call began, found by binary search
+        long[] grantedAt = exclusive.stream().mapToLong(Section::grantedAt).toArray();
+        Section[] highestSoFar = new Section[exclusive.size()];
+        for (int i = 0; i < exclusive.size(); i++) {
+            Section previous = i == 0 ? null : highestSoFar[i - 1];
+            Section current = exclusive.get(i);
+            highestSoFar[i] = previous == null || current.token() > previous.token() ? current : previous;
+        }
+        for (Section section : exclusive) {
+            int before = lastBefore(grantedAt, section.callStart());
+            if (before < 0) {
+                continue;
+            }
+            Section highest = highestSoFar[before];
+            if (section.token() <= highest.token() && highest != section) {
+                violations.add(new Violation(section.grantedAt(), "S2 fencing token did not increase: " + highest
+                        + " was granted before the call of " + section + " began"));
+            }
+        }
+    }
+
+    private static int lastBefore(long[] sorted, long value) {
+        int low = 0;
+        int high = sorted.length - 1;
+        int found = -1;
+        while (low <= high) {
+            int mid = (low + high) >>> 1;
+            if (sorted[mid] < value) {
+                found = mid;
+                low = mid + 1;
+            }
+            else {
+                high = mid - 1;
+            }
+        }
+        return found;
+    }
+
+    private static void lossesWereGranted(List<Loss> losses, List<Section> sections, List<Violation> violations) {
+        Set<String> granted = sections.stream()
+            .map(section -> section.instance() + "|" + section.key() + "|" + section.token())
+            .collect(Collectors.toSet());
+        for (Loss loss : losses) {
+            if (loss.token() <= 0 || !granted.contains(loss.instance() + "|" + loss.key() + "|" + loss.token())) {
+                violations.add(new Violation(loss.at(), "S2 a loss was reported for a token no caller was given: " + loss));
+            }
+        }
+    }
+
+    /** L1: the longest stretch inside each timed-out wait when no section held the key and no fault was near. */
+    private double freeWhileWaiting(History history, Map<String, List<Section>> byKey, List<Violation> violations) {
+        List<Fault> faults = history.faults();
+        long longest = 0;
+        for (Wait wait : history.waits()) {
+            if (!wait.outcome().equals("timed-out")) {
+                continue;
+            }
+            List<Section> onKey = byKey.getOrDefault(wait.key(), List.of());
+            long cursor = wait.start();
+            long longestHere = 0;
+            long freeFrom = -1;
+            for (Section section : onKey) {
+                if (section.keptUntil() <= cursor) {
+                    continue;
+                }
+                if (section.grantedAt() >= wait.end()) {
+                    break;
+                }
+                if (section.grantedAt() > cursor) {
+                    long gap = judgedPart(cursor, section.grantedAt(), faults);
+                    if (gap > longestHere) {
+                        longestHere = gap;
+                        freeFrom = cursor;
+                    }
+                }
+                cursor = Math.max(cursor, section.keptUntil());
+            }
+            if (cursor < wait.end()) {
+                long gap = judgedPart(cursor, wait.end(), faults);
+                if (gap > longestHere) {
+                    longestHere = gap;
+                    freeFrom = cursor;
+                }
+            }
+            longest = Math.max(longest, longestHere);
+            if (longestHere > freeBoundNanos) {
+                violations.add(new Violation(wait.end(), "L1 " + wait.instance() + " waited for " + wait.key() + " from " + History.ms(wait.start())
+                        + " to " + History.ms(wait.end()) + " ms and timed out, while the key stood free for "
+                        + History.ms(longestHere) + " ms from " + History.ms(freeFrom) + " ms, no fault near; "
+                        + (wait.detail().isEmpty() ? "" : "after the wait: " + wait.detail() + "; ") + "around it: "
+                        + around(history, onKey, wait.key(), freeFrom)));
+            }
+        }
+        return longest / 1e6;
+    }
+
+    /** The sections just before and after {@code at}, and the waits on the key that ended near it. */
+    private static String around(History history, List<Section> onKey, String key, long at) {
+        String before = onKey.stream().filter(section -> section.keptUntil() <= at + 1)
+            .max(Comparator.comparingLong(Section::keptUntil)).map(Section::toString).orElse("none");
+        String after = onKey.stream().filter(section -> section.grantedAt() > at)
+            .min(Comparator.comparingLong(Section::grantedAt)).map(Section::toString).orElse("none");
+        String ended = history.waits().stream()
+            .filter(wait -> wait.key().equals(key) && wait.end() > at - 50_000_000L && wait.end() < at + 1_500_000_000L)
+            .map(wait -> wait.instance() + " " + wait.outcome() + "@" + History.ms(wait.end()))
+            .collect(Collectors.joining(", "));
+        return "before " + before + ", after " + after + ", waits ended " + ended;
+    }
+
+    /** The part of [from, to] away from every fault (its window plus the grace after it). */
+    private long judgedPart(long from, long to, List<Fault> faults) {
+        long judged = to - from;
+        for (Fault fault : faults) {
+            long start = Math.max(from, fault.start());
+            long end = Math.min(to, fault.end() + faultGraceNanos);
+            if (end > start) {
+                judged -= end - start;
+            }
+        }
+        return Math.max(0, judged);
+    }
+}

@@ -1,0 +1,122 @@
+package dev.leasehold.campaign;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.test.redis.TestRedisServer;
+
+/**
+ * Draws the faults of one run from the seed and injects them one after another: network faults at each
+ * instance's seam (slow, lost or reset replies), faults in Redis (the lock key gone as after a failover,
+ * the script cache flushed, Redis busy or paused, restarted empty), an instance shut down and started
+ * again, and in the replica configuration the replica paused. Each fault is recorded with its window.
+ */
+final class Nemesis implements Runnable {
+
+    /** Keeps Redis busy for ARGV[1] microseconds (as DEBUG SLEEP would; that command is off by default). */
+    private static final String BUSY_SCRIPT = "local t = redis.call('TIME') local start = t[1] * 1000000 + t[2] "
+            + "while true do local n = redis.call('TIME') if n[1] * 1000000 + n[2] - start > tonumber(ARGV[1]) then "
+            + "return 1 end end";
+
+    private final CampaignServers servers;
+
+    private final List<CampaignInstance> instances;
+
+    private final List<String> keys;
+
+    private final History history;
+
+    private final Random random;
+
+    private final long deadlineNanos;
+
+    private final String keyPrefix;
+
+    Nemesis(CampaignServers servers, List<CampaignInstance> instances, List<String> keys, String keyPrefix,
+            History history, long seed, long deadlineNanos) {
+        this.servers = servers;
+        this.instances = instances;
+        this.keys = keys;
+        this.keyPrefix = keyPrefix;
+        this.history = history;
+        this.random = new Random(seed);
+        this.deadlineNanos = deadlineNanos;
+    }
+
+    @Override
+    public void run() {
+        // the last second runs clean, so the run ends with the system at rest
+        while (System.nanoTime() < deadlineNanos - TimeUnit.SECONDS.toNanos(2)) {
+            rest(200 + random.nextInt(1200));
+            if (System.nanoTime() < deadlineNanos - TimeUnit.SECONDS.toNanos(2)) {
+                try {
+                    inject();
+                }
+                catch (RuntimeException ex) {
+                    // a fault that could not be injected (a server still restarting, say) is skipped, not fatal
+                    history.fault("not-injected: " + ex.getClass().getSimpleName(), String.valueOf(ex.getMessage()),
+                            history.now(), history.now());
+                }
+            }
+        }
+    }
+
+    private void inject() {
+        List<String> menu = new ArrayList<>(List.of("delay", "lose", "reset", "delete-key", "delete-key", "script-flush",
+                "busy", "pause", "restart-empty", "instance-restart"));
+        if (servers.replica != null) {
+            menu.add("replica-paused");
+        }
+        String kind = menu.get(random.nextInt(menu.size()));
+        int server = random.nextInt(servers.servers.size());
+        TestRedisServer redis = servers.servers.get(server);
+        CampaignInstance instance = instances.get(random.nextInt(instances.size()));
+        long start = history.now();
+        String target = "redis-" + server;
+        switch (kind) {
+            case "delay", "lose", "reset" -> {
+                target = instance.name;
+                ChaosLockServer seam = instance.server();
+                seam.set(ChaosLockServer.Mode.valueOf(kind.equals("delay") ? "DELAY" : kind.equals("lose") ? "LOSE" : "RESET"),
+                        5 + random.nextInt(80));
+                rest(kind.equals("delay") ? 300 + random.nextInt(1200) : 100 + random.nextInt(700));
+                seam.heal();
+            }
+            case "delete-key" -> {
+                LockKeys names = LockKeys.of(keyPrefix, keys.get(random.nextInt(keys.size())));
+                target += " " + names.logicalKey();
+                redis.command("DEL", names.lock(), names.readers());
+            }
+            case "script-flush" -> redis.command("SCRIPT", "FLUSH");
+            case "busy" -> redis.command("EVAL", BUSY_SCRIPT, "0", String.valueOf(100_000 + random.nextInt(400_000)));
+            case "pause" -> {
+                redis.pause();
+                rest(100 + random.nextInt(700));
+                redis.resume();
+            }
+            case "restart-empty" -> {
+                redis.stop();
+                redis.start();
+            }
+            case "instance-restart" -> {
+                target = instance.name;
+                instance.restart();
+            }
+            default -> {
+                target = "replica";
+                servers.replica.pause();
+                rest(200 + random.nextInt(1000));
+                servers.replica.resume();
+            }
+        }
+        history.fault(kind, target, start, history.now());
+    }
+
+    private static void rest(long millis) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(millis));
+    }
+}
