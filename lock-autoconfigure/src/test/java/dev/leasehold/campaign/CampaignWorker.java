@@ -59,7 +59,8 @@ final class CampaignWorker implements Runnable {
     @Override
     public void run() {
         while (System.nanoTime() < deadlineNanos) {
-            String key = random.nextInt(2) == 0 ? keys.get(0) : keys.get(random.nextInt(keys.size()));
+            // one hot key (two thirds of the operations), so that every instance queues on it locally too
+            String key = random.nextInt(3) < 2 ? keys.get(0) : keys.get(random.nextInt(keys.size()));
             int dice = random.nextInt(100);
             DefaultLockEngine engine = instance.engine();
             String op = dice < 12 ? "lock" : dice < 45 ? "tryLock" : dice < 65 ? "tryLockAsync" : dice < 75 ? "interrupted"
@@ -337,7 +338,7 @@ final class CampaignWorker implements Runnable {
     /** The work inside a section: mostly short, now and then longer than a lease. */
     private void pause() {
         int dice = random.nextInt(100);
-        long micros = dice < 60 ? random.nextInt(2000) : dice < 97 ? random.nextInt(25_000) : 500_000 + random.nextInt(2_000_000);
+        long micros = dice < 60 ? random.nextInt(2000) : dice < 95 ? random.nextInt(25_000) : 500_000 + random.nextInt(2_000_000);
         java.util.concurrent.locks.LockSupport.parkNanos(micros * 1000);
     }
 

@@ -19,12 +19,15 @@ import dev.leasehold.test.redis.TestRedisServer;
 
 /**
  * One engine-level run: three instances (engines on their own connections) on three keys of real Redis,
- * two application threads each drawing operations from the seed, the nemesis drawing faults from it, and
+ * three application threads each drawing operations from the seed, the nemesis drawing faults from it, and
  * at the end the leftover checks (L2) and the history checker.
  */
 public final class EngineCampaign {
 
     static final List<String> KEYS = List.of("k0", "k1", "k2");
+
+    /** Enough threads per instance that local hand-offs, and give-ups racing them, are common. */
+    static final int THREADS_PER_INSTANCE = 3;
 
     static final LockEngineSettings SETTINGS = new LockEngineSettings("lock:", Duration.ofMillis(1500),
             Duration.ofMillis(300), Duration.ofMillis(200));
@@ -48,9 +51,10 @@ public final class EngineCampaign {
                 instance.engine().lock("warm-up", Duration.ofSeconds(10)).close();
                 instances.add(instance);
             }
+            history.start();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             List<Thread> threads = new ArrayList<>();
-            for (int w = 0; w < 6; w++) {
+            for (int w = 0; w < 3 * THREADS_PER_INSTANCE; w++) {
                 CampaignWorker worker = new CampaignWorker(instances.get(w % 3), KEYS, seed * 1000 + w, history, store,
                         scheduler, others, deadline);
                 threads.add(new Thread(worker, "campaign-worker-" + w));
@@ -77,7 +81,8 @@ public final class EngineCampaign {
             others.shutdownNow();
         }
         threadLeftovers(threadsBefore, leftovers);
-        HistoryChecker checker = new HistoryChecker(1000, SETTINGS.leaseTime().toMillis() + 1000);
+        HistoryChecker checker = new HistoryChecker(Long.getLong("leasehold.campaign.free-bound-ms", 1000),
+                SETTINGS.leaseTime().toMillis() + 1000);
         return new Run("engine", config.name(), seed, seconds, history, checker.check(history, leftovers));
     }
 

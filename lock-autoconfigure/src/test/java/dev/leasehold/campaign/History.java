@@ -77,7 +77,7 @@ public final class History {
     public record Fault(String kind, String target, long start, long end) {
     }
 
-    private final long origin = System.nanoTime();
+    private volatile long origin = System.nanoTime();
 
     private final AtomicInteger ids = new AtomicInteger();
 
@@ -92,6 +92,11 @@ public final class History {
     final ConcurrentLinkedQueue<Fault> faults = new ConcurrentLinkedQueue<>();
 
     private final Map<String, LongAdder> operations = new ConcurrentHashMap<>();
+
+    /** The run starts now (after its set-up and warm-up): time 0 of the history. */
+    public void start() {
+        origin = System.nanoTime();
+    }
 
     /** Nanoseconds since the run started. */
     public long now() {

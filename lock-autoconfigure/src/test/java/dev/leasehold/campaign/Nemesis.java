@@ -83,7 +83,8 @@ final class Nemesis implements Runnable {
                 ChaosLockServer seam = instance.server();
                 seam.set(ChaosLockServer.Mode.valueOf(kind.equals("delay") ? "DELAY" : kind.equals("lose") ? "LOSE" : "RESET"),
                         5 + random.nextInt(80));
-                rest(kind.equals("delay") ? 300 + random.nextInt(1200) : 100 + random.nextInt(700));
+                // now and then longer than a lease: renewals then fail until the lease estimate runs out
+                rest(kind.equals("delay") ? 300 + random.nextInt(1200) : 100 + random.nextInt(random.nextInt(4) == 0 ? 2500 : 700));
                 seam.heal();
             }
             case "delete-key" -> {
@@ -95,7 +96,7 @@ final class Nemesis implements Runnable {
             case "busy" -> redis.command("EVAL", BUSY_SCRIPT, "0", String.valueOf(100_000 + random.nextInt(400_000)));
             case "pause" -> {
                 redis.pause();
-                rest(100 + random.nextInt(700));
+                rest(100 + random.nextInt(random.nextInt(4) == 0 ? 2000 : 700));
                 redis.resume();
             }
             case "restart-empty" -> {
