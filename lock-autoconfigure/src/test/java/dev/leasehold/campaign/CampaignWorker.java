@@ -63,8 +63,9 @@ final class CampaignWorker implements Runnable {
             String key = random.nextInt(3) < 2 ? keys.get(0) : keys.get(random.nextInt(keys.size()));
             int dice = random.nextInt(100);
             DefaultLockEngine engine = instance.engine();
-            String op = dice < 12 ? "lock" : dice < 45 ? "tryLock" : dice < 65 ? "tryLockAsync" : dice < 75 ? "interrupted"
-                    : dice < 83 ? "asLock" : dice < 90 ? "holdAtLeast" : "read";
+            String op = dice < 12 ? "lock" : dice < 37 ? "tryLock" : dice < 41 ? "closeRacesCancel" : dice < 45 ? "lateReentry"
+                    : dice < 65 ? "tryLockAsync" : dice < 75 ? "interrupted" : dice < 83 ? "asLock" : dice < 90 ? "holdAtLeast"
+                    : "read";
             history.operation(op);
             long callStart = history.now();
             try {
@@ -75,6 +76,8 @@ final class CampaignWorker implements Runnable {
                     case "tryLockAsync" -> tryLockAsync(engine, key, callStart);
                     case "interrupted" -> interrupted(engine, key, callStart);
                     case "asLock" -> asLock(engine, key, callStart);
+                    case "closeRacesCancel" -> closeRacesCancel(engine, key, callStart);
+                    case "lateReentry" -> lateReentry(engine, key, callStart);
                     default -> holdAtLeast(engine, key, callStart);
                 }
             }
@@ -163,6 +166,81 @@ final class CampaignWorker implements Runnable {
         }
         waited(key, callStart, wait, handle.isPresent());
         handle.ifPresent(held -> section(engine, held, "interrupted", key, false, callStart, 0, false, true));
+    }
+
+    /**
+     * A holder's release and the cancel of a waiter queued behind it in the same instance, a few microseconds
+     * apart either way: the hand-off to that waiter and its giving up land together.
+     */
+    private void closeRacesCancel(DefaultLockEngine engine, String key, long callStart) {
+        Optional<LockHandle> held = engine.tryLock(key, LockMode.EXCLUSIVE, waitTime(false), leaseTime());
+        waited(key, callStart, Duration.ZERO, held.isPresent());
+        if (held.isEmpty()) {
+            return;
+        }
+        long grantedAt = history.now();
+        long token = held.get().fencingToken();
+        boolean readAccepted = store.read(key, token);
+        long waiterStart = history.now();
+        CompletableFuture<Optional<LockHandle>> waiter = engine
+            .tryLockAsync(key, LockMode.EXCLUSIVE, Duration.ofMillis(1000 + random.nextInt(2000)), null).toCompletableFuture();
+        pause();
+        boolean heldAtEnd = held.get().isHeld();
+        Verdict verdict = !readAccepted ? Verdict.READ_REFUSED : store.write(key, token) ? Verdict.ACCEPTED : Verdict.WRITE_REFUSED;
+        long endAt = history.now();
+        long offsetMicros = random.nextInt(400);
+        boolean cancelFirst = random.nextBoolean();
+        CompletableFuture<?> release = CompletableFuture.runAsync(() -> {
+            if (!cancelFirst) {
+                held.get().close();
+            }
+        }, others);
+        scheduler.schedule(() -> waiter.cancel(false), offsetMicros, TimeUnit.MICROSECONDS);
+        if (cancelFirst) {
+            java.util.concurrent.locks.LockSupport.parkNanos(offsetMicros * 1000);
+            held.get().close();
+        }
+        release.join();
+        record(engine, "closeRacesCancel", key, false, token, false, callStart, grantedAt, endAt, 0, verdict, true,
+                heldAtEnd, held.get().wasLost());
+        try {
+            Optional<LockHandle> next = waiter.get(10, TimeUnit.SECONDS);
+            history.waited(instance.name, key, waiterStart, next.isPresent() ? "granted" : "timed-out");
+            next.ifPresent(handle -> section(engine, handle, "closeRacesCancel", key, false, waiterStart, 0, false, false));
+        }
+        catch (CancellationException ex) {
+            history.waited(instance.name, key, waiterStart, "cancelled");
+        }
+        catch (ExecutionException ex) {
+            failed("tryLockAsync", key, waiterStart, ex.getCause());
+        }
+        catch (TimeoutException ex) {
+            history.failure(new History.Failure("tryLockAsync", instance.name, key, "no outcome",
+                    "the future did not complete within 10 s of its release", history.now(), false));
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A re-entry around the moment a short fixed lease runs out, as a slow section would make it. */
+    private void lateReentry(DefaultLockEngine engine, String key, long callStart) {
+        long leaseMillis = 200 + random.nextInt(600);
+        Optional<LockHandle> held = engine.tryLock(key, LockMode.EXCLUSIVE, waitTime(false), Duration.ofMillis(leaseMillis));
+        waited(key, callStart, Duration.ZERO, held.isPresent());
+        if (held.isEmpty()) {
+            return;
+        }
+        LockHandle handle = held.get();
+        long grantedAt = history.now();
+        long token = handle.fencingToken();
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(leaseMillis * (70 + random.nextInt(60)) / 100));
+        reenter(engine, handle, key);
+        boolean heldAtEnd = handle.isHeld();
+        long endAt = history.now();
+        release(handle, key);
+        record(engine, "lateReentry", key, false, token, false, callStart, grantedAt, endAt, 0, Verdict.NOT_WRITTEN, true,
+                heldAtEnd, handle.wasLost());
     }
 
     private void asLock(DefaultLockEngine engine, String key, long callStart) {

@@ -47,8 +47,10 @@ public final class EngineCampaign {
             List<CampaignInstance> instances = new ArrayList<>();
             for (int i = 1; i <= 3; i++) {
                 CampaignInstance instance = new CampaignInstance("i" + i, servers, SETTINGS, history);
-                // a running application: connected, scripts loaded, subscribed once
-                instance.engine().lock("warm-up", Duration.ofSeconds(10)).close();
+                // a running application: connected, scripts loaded, subscribed once (a loaded machine may need tries)
+                if (!await(Duration.ofSeconds(60), () -> warmedUp(instance))) {
+                    throw new IllegalStateException(instance.name + " could not lock once in a minute: Redis unreachable");
+                }
                 instances.add(instance);
             }
             history.start();
@@ -84,6 +86,16 @@ public final class EngineCampaign {
         HistoryChecker checker = new HistoryChecker(Long.getLong("leasehold.campaign.free-bound-ms", 1000),
                 SETTINGS.leaseTime().toMillis() + 1000);
         return new Run("engine", config.name(), seed, seconds, history, checker.check(history, leftovers));
+    }
+
+    private static boolean warmedUp(CampaignInstance instance) {
+        try {
+            instance.engine().lock("warm-up", Duration.ofSeconds(10)).close();
+            return true;
+        }
+        catch (RuntimeException ex) {
+            return false;
+        }
     }
 
     private static void join(Thread thread, long deadline, List<String> leftovers) {
