@@ -28,21 +28,23 @@ import dev.leasehold.engine.DefaultLockEngine;
  */
 final class CampaignWorker implements Runnable {
 
-    private final CampaignInstance instance;
+    final CampaignInstance instance;
 
     private final List<String> keys;
 
-    private final Random random;
+    final Random random;
 
-    private final History history;
+    final History history;
 
-    private final FencedStore store;
+    final FencedStore store;
 
-    private final ScheduledExecutorService scheduler;
+    final ScheduledExecutorService scheduler;
 
-    private final Executor others;
+    final Executor others;
 
     private final long deadlineNanos;
+
+    private final RacingOperations racing = new RacingOperations(this);
 
     CampaignWorker(CampaignInstance instance, List<String> keys, long seed, History history, FencedStore store,
             ScheduledExecutorService scheduler, Executor others, long deadlineNanos) {
@@ -76,8 +78,8 @@ final class CampaignWorker implements Runnable {
                     case "tryLockAsync" -> tryLockAsync(engine, key, callStart);
                     case "interrupted" -> interrupted(engine, key, callStart);
                     case "asLock" -> asLock(engine, key, callStart);
-                    case "closeRacesCancel" -> closeRacesCancel(engine, key, callStart);
-                    case "lateReentry" -> lateReentry(engine, key, callStart);
+                    case "closeRacesCancel" -> racing.closeRacesCancel(engine, key, callStart);
+                    case "lateReentry" -> racing.lateReentry(engine, key, callStart);
                     default -> holdAtLeast(engine, key, callStart);
                 }
             }
@@ -168,81 +170,6 @@ final class CampaignWorker implements Runnable {
         handle.ifPresent(held -> section(engine, held, "interrupted", key, false, callStart, 0, false, true));
     }
 
-    /**
-     * A holder's release and the cancel of a waiter queued behind it in the same instance, a few microseconds
-     * apart either way: the hand-off to that waiter and its giving up land together.
-     */
-    private void closeRacesCancel(DefaultLockEngine engine, String key, long callStart) {
-        Optional<LockHandle> held = engine.tryLock(key, LockMode.EXCLUSIVE, waitTime(false), leaseTime());
-        waited(key, callStart, Duration.ZERO, held.isPresent());
-        if (held.isEmpty()) {
-            return;
-        }
-        long grantedAt = history.now();
-        long token = held.get().fencingToken();
-        boolean readAccepted = store.read(key, token);
-        long waiterStart = history.now();
-        CompletableFuture<Optional<LockHandle>> waiter = engine
-            .tryLockAsync(key, LockMode.EXCLUSIVE, Duration.ofMillis(1000 + random.nextInt(2000)), null).toCompletableFuture();
-        pause();
-        boolean heldAtEnd = held.get().isHeld();
-        Verdict verdict = !readAccepted ? Verdict.READ_REFUSED : store.write(key, token) ? Verdict.ACCEPTED : Verdict.WRITE_REFUSED;
-        long endAt = history.now();
-        long offsetMicros = random.nextInt(400);
-        boolean cancelFirst = random.nextBoolean();
-        CompletableFuture<?> release = CompletableFuture.runAsync(() -> {
-            if (!cancelFirst) {
-                held.get().close();
-            }
-        }, others);
-        scheduler.schedule(() -> waiter.cancel(false), offsetMicros, TimeUnit.MICROSECONDS);
-        if (cancelFirst) {
-            java.util.concurrent.locks.LockSupport.parkNanos(offsetMicros * 1000);
-            held.get().close();
-        }
-        release.join();
-        record(engine, "closeRacesCancel", key, false, token, false, callStart, grantedAt, endAt, 0, verdict, true,
-                heldAtEnd, held.get().wasLost());
-        try {
-            Optional<LockHandle> next = waiter.get(10, TimeUnit.SECONDS);
-            history.waited(instance.name, key, waiterStart, next.isPresent() ? "granted" : "timed-out");
-            next.ifPresent(handle -> section(engine, handle, "closeRacesCancel", key, false, waiterStart, 0, false, false));
-        }
-        catch (CancellationException ex) {
-            history.waited(instance.name, key, waiterStart, "cancelled");
-        }
-        catch (ExecutionException ex) {
-            failed("tryLockAsync", key, waiterStart, ex.getCause());
-        }
-        catch (TimeoutException ex) {
-            history.failure(new History.Failure("tryLockAsync", instance.name, key, "no outcome",
-                    "the future did not complete within 10 s of its release", history.now(), false));
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** A re-entry around the moment a short fixed lease runs out, as a slow section would make it. */
-    private void lateReentry(DefaultLockEngine engine, String key, long callStart) {
-        long leaseMillis = 200 + random.nextInt(600);
-        Optional<LockHandle> held = engine.tryLock(key, LockMode.EXCLUSIVE, waitTime(false), Duration.ofMillis(leaseMillis));
-        waited(key, callStart, Duration.ZERO, held.isPresent());
-        if (held.isEmpty()) {
-            return;
-        }
-        LockHandle handle = held.get();
-        long grantedAt = history.now();
-        long token = handle.fencingToken();
-        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(leaseMillis * (70 + random.nextInt(60)) / 100));
-        reenter(engine, handle, key);
-        boolean heldAtEnd = handle.isHeld();
-        long endAt = history.now();
-        release(handle, key);
-        record(engine, "lateReentry", key, false, token, false, callStart, grantedAt, endAt, 0, Verdict.NOT_WRITTEN, true,
-                heldAtEnd, handle.wasLost());
-    }
-
     private void asLock(DefaultLockEngine engine, String key, long callStart) {
         Lock view = engine.asLock(key);
         Duration wait = waitTime(false);
@@ -287,7 +214,7 @@ final class CampaignWorker implements Runnable {
     }
 
     /** The critical section: fenced read, work, maybe a re-entry or an extension, fenced write, release. */
-    private void section(DefaultLockEngine engine, LockHandle handle, String op, String key, boolean shared,
+    void section(DefaultLockEngine engine, LockHandle handle, String op, String key, boolean shared,
             long callStart, long holdNanos, boolean fixedLease, boolean mayReenter) {
         long grantedAt = history.now();
         long token = handle.fencingToken();
@@ -315,7 +242,7 @@ final class CampaignWorker implements Runnable {
                 handle.wasLost());
     }
 
-    private void reenter(DefaultLockEngine engine, LockHandle outer, String key) {
+    void reenter(DefaultLockEngine engine, LockHandle outer, String key) {
         boolean heldBefore = outer.isHeld();
         long callStart = history.now();
         history.operation("re-entry");
@@ -337,7 +264,7 @@ final class CampaignWorker implements Runnable {
     }
 
     /** close(), closeAsync(), or close() from another thread. */
-    private void release(LockHandle handle, String key) {
+    void release(LockHandle handle, String key) {
         int how = random.nextInt(10);
         try {
             if (how < 2) {
@@ -365,7 +292,7 @@ final class CampaignWorker implements Runnable {
         }
     }
 
-    private void record(DefaultLockEngine engine, String op, String key, boolean shared, long token, boolean reentry,
+    void record(DefaultLockEngine engine, String op, String key, boolean shared, long token, boolean reentry,
             long callStart, long grantedAt, long endAt, long holdNanos, Verdict verdict, boolean heldBefore,
             boolean heldAtEnd, boolean told) {
         long closedAt = instance.closedAt(engine);
@@ -385,11 +312,11 @@ final class CampaignWorker implements Runnable {
         }
     }
 
-    private void waited(String key, long callStart, Duration wait, boolean granted) {
+    void waited(String key, long callStart, Duration wait, boolean granted) {
         history.waited(instance.name, key, callStart, granted ? "granted" : wait.isZero() ? "refused" : "timed-out");
     }
 
-    private void failed(String op, String key, long callStart, Throwable error) {
+    void failed(String op, String key, long callStart, Throwable error) {
         boolean documented = error instanceof LockAcquisitionException
                 || (error instanceof CancellationException && op.equals("tryLockAsync"));
         history.failure(new History.Failure(op, instance.name, key, error.getClass().getName(),
@@ -400,7 +327,7 @@ final class CampaignWorker implements Runnable {
     }
 
     /** No wait, a short one, or one longer than a stranded queue would let pass. */
-    private Duration waitTime(boolean blocking) {
+    Duration waitTime(boolean blocking) {
         int dice = random.nextInt(10);
         if (dice < 2 && !blocking) {
             return Duration.ZERO;
@@ -409,12 +336,12 @@ final class CampaignWorker implements Runnable {
     }
 
     /** The watchdog, or a fixed lease. */
-    private Duration leaseTime() {
+    Duration leaseTime() {
         return random.nextInt(3) == 0 ? Duration.ofMillis(800 + random.nextInt(2200)) : null;
     }
 
     /** The work inside a section: mostly short, now and then longer than a lease. */
-    private void pause() {
+    void pause() {
         int dice = random.nextInt(100);
         long micros = dice < 60 ? random.nextInt(2000) : dice < 95 ? random.nextInt(25_000) : 500_000 + random.nextInt(2_000_000);
         java.util.concurrent.locks.LockSupport.parkNanos(micros * 1000);
