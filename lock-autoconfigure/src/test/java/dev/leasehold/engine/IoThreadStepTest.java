@@ -14,6 +14,9 @@ import dev.leasehold.engine.redis.LettuceLockServer;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.test.redis.RedisServerExtension;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 
@@ -37,10 +40,14 @@ class IoThreadStepTest {
         LettuceConnectionFactory second = factory(oneIoThread);
         LettuceLockServer answering = new LettuceLockServer(first, "lock:");
         LettuceLockServer notConnected = new LettuceLockServer(second, "lock:");
+        RedisClient client = RedisClient.create(oneIoThread, RedisURI.create(redis.server().url()));
+        StatefulRedisConnection<String, String> slowReply = client.connect();
         try {
             LockKeys keys = LockKeys.of("lock:", "io-thread");
-            // the next step is made in the reply's callback, on the single I/O thread
-            CompletableFuture<Boolean> next = answering.isLocked(keys).thenCompose(ignored -> notConnected.isLocked(keys));
+            // the next step is made in a reply's callback, on the single I/O thread: the reply (a BLPOP that times
+            // out after a second) certainly comes after the callback is registered
+            CompletableFuture<Boolean> next = slowReply.async().blpop(1, "nothing-here").toCompletableFuture()
+                .thenCompose(ignored -> notConnected.isLocked(keys));
             Throwable failure = next.handle((value, error) -> error).get(10, TimeUnit.SECONDS);
             assertThat(LockServerException.unwrap(failure)).isInstanceOf(LockServerException.class)
                 .hasMessageContaining("not connecting on the driver's I/O thread");
@@ -49,6 +56,8 @@ class IoThreadStepTest {
             assertThat(answering.isLocked(keys).get(10, TimeUnit.SECONDS)).isFalse();
         }
         finally {
+            slowReply.close();
+            client.shutdown(0, 2, TimeUnit.SECONDS);
             notConnected.close();
             answering.close();
             second.destroy();
