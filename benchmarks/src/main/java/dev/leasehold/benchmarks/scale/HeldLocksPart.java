@@ -62,7 +62,6 @@ final class HeldLocksPart {
                 throw new IllegalStateException(contenderId + " could not take " + locks + " locks", failure.get());
             }
             double acquireSeconds = (System.nanoTime() - acquireStarted) / 1e9;
-            long heapAfter = usedHeapAfterGc();
             long memoryAfter = ServerStats.usedMemory(redis);
             long keysAfter = ServerStats.keys(redis);
             // hold for the lease periods: renewals only
@@ -74,6 +73,8 @@ final class HeldLocksPart {
             long stillHeld = ServerStats.existing(redis,
                     keys.stream().map(contender::redisKey).toList());
             long lost = Math.max(locks - stillHeld, Math.max(0, contender.reportedLost()));
+            // only now: full collections of a big heap may stop this JVM for longer than a short lease
+            long heapAfter = usedHeapAfterGc();
             releaseNow.countDown();
             for (Thread holder : holders) {
                 holder.join(TimeUnit.MINUTES.toMillis(10));
@@ -111,7 +112,7 @@ final class HeldLocksPart {
     }
 
     static long usedHeapAfterGc() throws InterruptedException {
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 2; i++) {
             System.gc();
             Thread.sleep(100);
         }

@@ -2,6 +2,7 @@ package dev.leasehold.benchmarks.scale;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -62,7 +63,7 @@ public final class ScaleBenchmarkMain {
         }
         if (settings.parts().contains("waiters")) {
             double[] row = WaitersPart.measure(contender, redis, settings.waiterKeys(), settings.waitersPerKey(),
-                    settings.lease());
+                    settings.lease(), settings.waiterHold());
             report.put("waiters", contender, trial, row);
             log(trial, "waiters " + contender, WaitersPart.METRICS, row);
         }
@@ -78,8 +79,8 @@ public final class ScaleBenchmarkMain {
                 InstancesPart.measure(contender, redis, 2, settings.lease(), Math.min(1, settings.seconds()));
             }
             if (settings.parts().contains("waiters")) {
-                WaitersPart.measure(contender, redis, Math.min(50, settings.waiterKeys()), settings.waitersPerKey(),
-                        settings.lease());
+                WaitersPart.measure(contender, redis, Math.min(50, settings.waiterKeys()), 4, settings.lease(),
+                        Duration.ofMillis(100));
             }
             System.out.println("warmed up " + contender);
         }

@@ -91,7 +91,8 @@ final class ScaleReport {
         table(out, "instances", "Many instances on one key: independent clients x " + InstancesPart.THREADS_PER_INSTANCE
                 + " threads, 1 ms section, " + settings.seconds() + " s per run", InstancesPart.METRICS);
         table(out, "waiters", "Many waiters: " + settings.waiterKeys() * settings.waitersPerKey() + " waiters on "
-                + settings.waiterKeys() + " keys over " + WaitersPart.CLIENTS + " independent clients in one JVM",
+                + settings.waiterKeys() + " keys over " + WaitersPart.CLIENTS + " independent clients in one JVM, each holder keeps"
+                + " its key " + settings.waiterHold().toMillis() + " ms (releases at an even pace)",
                 WaitersPart.METRICS);
         return out.toString();
     }

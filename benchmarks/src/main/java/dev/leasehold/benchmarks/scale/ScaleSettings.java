@@ -7,7 +7,7 @@ import java.util.List;
 /** The Scale part's arguments ({@code -Dbenchmarks.args="..."}); see benchmarks/README.md. */
 record ScaleSettings(List<String> parts, List<String> contenders, int trials, int heldLocks, Duration lease,
         int leasePeriods, List<Integer> instanceCounts, double seconds, int waiterKeys, int waitersPerKey,
-        String results) {
+        Duration waiterHold, String results) {
 
     static ScaleSettings parse(String[] given) {
         // -Dbenchmarks.args="..." arrives as one argument
@@ -26,6 +26,7 @@ record ScaleSettings(List<String> parts, List<String> contenders, int trials, in
                 Double.parseDouble(value(args, "--seconds=", quick ? "1" : "5")),
                 Integer.parseInt(value(args, "--keys=", quick ? "50" : "1000")),
                 Integer.parseInt(value(args, "--waiters-per-key=", "10")),
+                Duration.ofMillis(Long.parseLong(value(args, "--waiter-hold-ms=", quick ? "200" : "1000"))),
                 value(args, "--results=", null));
     }
 

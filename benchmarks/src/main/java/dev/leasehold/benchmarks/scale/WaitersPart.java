@@ -7,9 +7,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
 
 import dev.leasehold.benchmarks.contenders.Redis;
 import dev.leasehold.benchmarks.server.ServerCounters;
@@ -18,9 +21,11 @@ import dev.leasehold.test.redis.TestRedisServer;
 /**
  * Item 3 of the Scale part: {@code keys} keys, each held, with {@code waitersPerKey} callers waiting on it
  * spread over {@link #CLIENTS} independent clients in this JVM (half of them blocked threads, half
- * {@code tryLockAsync} where the library has it). The holders release at once; every waiter, when granted,
- * releases right away, so each key passes down its line of waiters. Wake-up latency is the time from a
- * key's release to its next grant (one clock: every client is in this JVM).
+ * {@code tryLockAsync} where the library has it). Every holder keeps its key for {@code hold}; the first holders
+ * release at an even pace over one hold time, so releases keep coming at keys / hold per second while the rest
+ * wait, and each key passes down its line of waiters. Wake-up latency is the time from a key's release to its
+ * next grant (one clock: every client is in this JVM). With a zero hold every key is released at once and
+ * passed on at once: a burst, which measures throughput rather than wake-up.
  */
 final class WaitersPart {
 
@@ -36,9 +41,10 @@ final class WaitersPart {
     private WaitersPart() {
     }
 
-    static double[] measure(String contenderId, TestRedisServer redis, int keys, int waitersPerKey, Duration lease)
-            throws Exception {
+    static double[] measure(String contenderId, TestRedisServer redis, int keys, int waitersPerKey, Duration lease,
+            Duration hold) throws Exception {
         redis.command("FLUSHALL");
+        ScheduledExecutorService asyncReleases = Executors.newSingleThreadScheduledExecutor();
         int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
         List<ScaleContender> clients = new ArrayList<>();
         Redis address = new Redis(redis.host(), redis.port());
@@ -59,7 +65,8 @@ final class WaitersPart {
             for (int t = 0; t < HOLDER_THREADS; t++) {
                 int from = t * keys / HOLDER_THREADS;
                 int to = (t + 1) * keys / HOLDER_THREADS;
-                Thread holder = new Thread(() -> holdThenRelease(clients, run, from, to, releasedAt, held, releaseHolders),
+                Thread holder = new Thread(() -> holdThenRelease(clients, run, from, to, keys, hold, releasedAt, held,
+                        releaseHolders),
                         "scale-waiters-holder-" + t);
                 holder.setDaemon(true);
                 holders.add(holder);
@@ -78,7 +85,6 @@ final class WaitersPart {
                 Runnable onGranted = () -> {
                     latencies[slot] = System.nanoTime() - releasedAt.get(key);
                     granted.incrementAndGet();
-                    releasedAt.set(key, System.nanoTime());
                 };
                 if (async) {
                     long waiterId = 1_000_000L + w;
@@ -89,7 +95,11 @@ final class WaitersPart {
                             return;
                         }
                         onGranted.run();
-                        client.releaseAsync(handle, waiterId).whenComplete((ignored, releaseError) -> done.countDown());
+                        // held for a while without a thread, then released
+                        asyncReleases.schedule(() -> {
+                            releasedAt.set(key, System.nanoTime());
+                            client.releaseAsync(handle, waiterId).whenComplete((ignored, releaseError) -> done.countDown());
+                        }, hold.toNanos(), TimeUnit.NANOSECONDS);
                     });
                     asked.countDown();
                     continue;
@@ -104,6 +114,8 @@ final class WaitersPart {
                             return;
                         }
                         onGranted.run();
+                        LockSupport.parkNanos(hold.toNanos());
+                        releasedAt.set(key, System.nanoTime());
                         client.release(handle);
                     }
                     catch (Exception ex) {
@@ -124,7 +136,7 @@ final class WaitersPart {
                     - HOLDER_THREADS;
             ServerCounters before = ServerCounters.read(redis);
             releaseHolders.countDown();
-            if (!done.await(WAIT.toSeconds() + 30, TimeUnit.SECONDS)) {
+            if (!done.await(WAIT.toSeconds() + 30 + hold.toSeconds() * waitersPerKey, TimeUnit.SECONDS)) {
                 notGranted.addAndGet(done.getCount());
             }
             Map<String, Long> calls = ServerCounters.read(redis).callsSince(before);
@@ -139,12 +151,16 @@ final class WaitersPart {
         }
         finally {
             clients.forEach(ScaleContender::close);
+            asyncReleases.shutdownNow();
         }
     }
 
-    /** Takes keys {@code from..to-1} (on the clients in turn), then releases them when told, stamping each release. */
-    private static void holdThenRelease(List<ScaleContender> clients, String run, int from, int to,
-            AtomicLongArray releasedAt, CountDownLatch held, CountDownLatch releaseHolders) {
+    /**
+     * Takes keys {@code from..to-1} (on the clients in turn), then, when told, releases key k at k / keys of the
+     * hold time (so releases come at an even pace), stamping each release.
+     */
+    private static void holdThenRelease(List<ScaleContender> clients, String run, int from, int to, int keys,
+            Duration hold, AtomicLongArray releasedAt, CountDownLatch held, CountDownLatch releaseHolders) {
         Object[] handles = new Object[to - from];
         try {
             for (int key = from; key < to; key++) {
@@ -152,7 +168,9 @@ final class WaitersPart {
             }
             held.countDown();
             releaseHolders.await();
+            long start = System.nanoTime();
             for (int key = from; key < to; key++) {
+                LockSupport.parkNanos(start + hold.toNanos() * key / keys - System.nanoTime());
                 releasedAt.set(key, System.nanoTime());
                 clients.get(key % CLIENTS).release(handles[key - from]);
             }
