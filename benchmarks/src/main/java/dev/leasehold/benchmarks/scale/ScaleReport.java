@@ -58,18 +58,26 @@ final class ScaleReport {
         return median(Arrays.copyOf(ratios, n));
     }
 
-    /** Violations, errors, lost locks and waiters never granted, over every trial. */
+    /** Violations, errors, lost locks and waiters never granted (or granted before a release), over every trial. */
     long problems() {
+        return figures.values().stream().flatMap(rows -> rows.keySet().stream())
+            .map(row -> row.split(" ")[0]).distinct().mapToLong(this::problems).sum();
+    }
+
+    /** The same for one contender's rows. */
+    long problems(String contender) {
         long total = 0;
-        total += sum("held", HeldLocksPart.METRICS, "locks lost");
-        total += sum("instances", InstancesPart.METRICS, "violations + errors");
-        total += sum("waiters", WaitersPart.METRICS, "not granted");
+        total += sum("held", contender, HeldLocksPart.METRICS, "locks lost");
+        total += sum("instances", contender, InstancesPart.METRICS, "violations + errors");
+        total += sum("waiters", contender, WaitersPart.METRICS, "not granted");
+        total += sum("waiters", contender, WaitersPart.METRICS, "granted before release");
         return total;
     }
 
-    private long sum(String part, String[] metrics, String name) {
+    private long sum(String part, String contender, String[] metrics, String name) {
         int m = Arrays.asList(metrics).indexOf(name);
-        return figures.getOrDefault(part, Map.of()).values().stream().flatMap(Arrays::stream)
+        return figures.getOrDefault(part, Map.of()).entrySet().stream()
+            .filter(row -> row.getKey().split(" ")[0].equals(contender)).flatMap(row -> Arrays.stream(row.getValue()))
             .filter(r -> r != null).mapToLong(r -> (long) r[m]).sum();
     }
 

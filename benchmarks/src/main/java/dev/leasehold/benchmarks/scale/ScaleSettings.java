@@ -7,7 +7,7 @@ import java.util.List;
 /** The Scale part's arguments ({@code -Dbenchmarks.args="..."}); see benchmarks/README.md. */
 record ScaleSettings(List<String> parts, List<String> contenders, int trials, int heldLocks, Duration lease,
         int leasePeriods, List<Integer> instanceCounts, double seconds, int waiterKeys, int waitersPerKey,
-        Duration waiterHold, String results) {
+        Duration waiterHold, String results, boolean quick) {
 
     static ScaleSettings parse(String[] given) {
         // -Dbenchmarks.args="..." arrives as one argument
@@ -27,7 +27,7 @@ record ScaleSettings(List<String> parts, List<String> contenders, int trials, in
                 Integer.parseInt(value(args, "--keys=", quick ? "50" : "1000")),
                 Integer.parseInt(value(args, "--waiters-per-key=", "10")),
                 Duration.ofMillis(Long.parseLong(value(args, "--waiter-hold-ms=", quick ? "200" : "1000"))),
-                value(args, "--results=", null));
+                value(args, "--results=", null), quick);
     }
 
     private static String value(String[] args, String prefix, String fallback) {

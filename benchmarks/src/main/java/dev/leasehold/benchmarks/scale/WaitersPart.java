@@ -30,13 +30,14 @@ import dev.leasehold.test.redis.TestRedisServer;
 final class WaitersPart {
 
     static final String[] METRICS = { "wake-up p50 ms", "wake-up p99 ms", "subscriptions / client",
-            "script calls / grant", "Redis commands / grant", "caller threads", "library threads", "not granted" };
+            "script calls / grant", "Redis commands / grant", "caller threads", "library threads", "not granted",
+            "granted before release" };
 
     static final int CLIENTS = 4;
 
     private static final int HOLDER_THREADS = 8;
 
-    private static final Duration WAIT = Duration.ofSeconds(120);
+    private static final Duration WAIT = Duration.ofSeconds(60);
 
     private WaitersPart() {
     }
@@ -44,8 +45,9 @@ final class WaitersPart {
     static double[] measure(String contenderId, TestRedisServer redis, int keys, int waitersPerKey, Duration lease,
             Duration hold) throws Exception {
         redis.command("FLUSHALL");
-        ScheduledExecutorService asyncReleases = Executors.newSingleThreadScheduledExecutor();
-        int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
+        ScheduledExecutorService asyncReleases = Executors.newSingleThreadScheduledExecutor(
+                task -> new Thread(task, "scale-async-releases"));
+        int threadsBefore = libraryThreads();
         List<ScaleContender> clients = new ArrayList<>();
         Redis address = new Redis(redis.host(), redis.port());
         for (int i = 0; i < CLIENTS; i++) {
@@ -58,6 +60,7 @@ final class WaitersPart {
             long[] latencies = new long[waiters];
             AtomicLong granted = new AtomicLong();
             AtomicLong notGranted = new AtomicLong();
+            AtomicLong grantedBeforeRelease = new AtomicLong();
             CountDownLatch done = new CountDownLatch(waiters);
             CountDownLatch held = new CountDownLatch(HOLDER_THREADS);
             CountDownLatch releaseHolders = new CountDownLatch(1);
@@ -83,7 +86,14 @@ final class WaitersPart {
                 ScaleContender client = clients.get(w % CLIENTS);
                 boolean async = w % 2 == 1 && client.waitsAsync();
                 Runnable onGranted = () -> {
-                    latencies[slot] = System.nanoTime() - releasedAt.get(key);
+                    long released = releasedAt.get(key);
+                    if (released == 0) {
+                        // the holder never released: its lease ran out while it held the key
+                        grantedBeforeRelease.incrementAndGet();
+                    }
+                    else {
+                        latencies[slot] = System.nanoTime() - released;
+                    }
                     granted.incrementAndGet();
                 };
                 if (async) {
@@ -132,8 +142,7 @@ final class WaitersPart {
             // every waiter has asked; give the tries time to reach Redis and settle into waiting
             Thread.sleep(Math.max(2000, waiters / 5));
             long subscriptions = ServerStats.subscriptions(redis);
-            int libraryThreads = ManagementFactory.getThreadMXBean().getThreadCount() - threadsBefore - callerThreads
-                    - HOLDER_THREADS;
+            int libraryThreads = libraryThreads() - threadsBefore;
             ServerCounters before = ServerCounters.read(redis);
             releaseHolders.countDown();
             if (!done.await(WAIT.toSeconds() + 30 + hold.toSeconds() * waitersPerKey, TimeUnit.SECONDS)) {
@@ -147,12 +156,19 @@ final class WaitersPart {
             long[] measured = java.util.Arrays.stream(latencies).filter(latency -> latency > 0).toArray();
             return new double[] { InstancesPart.quantileMillis(measured, 0.5), InstancesPart.quantileMillis(measured, 0.99),
                     (double) subscriptions / CLIENTS, (double) ServerStats.scriptCalls(calls) / grants,
-                    (double) ServerStats.allCalls(calls) / grants, callerThreads, libraryThreads, notGranted.get() };
+                    (double) ServerStats.allCalls(calls) / grants, callerThreads, libraryThreads, notGranted.get(), grantedBeforeRelease.get() };
         }
         finally {
             clients.forEach(ScaleContender::close);
             asyncReleases.shutdownNow();
         }
+    }
+
+    /** Live threads that are not this benchmark's own (whose names start with "scale-"). */
+    private static int libraryThreads() {
+        return (int) Thread.getAllStackTraces().keySet().stream()
+            .filter(thread -> !thread.getName().startsWith("scale-"))
+            .count();
     }
 
     /**
