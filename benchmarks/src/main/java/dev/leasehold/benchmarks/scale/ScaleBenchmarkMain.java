@@ -67,6 +67,11 @@ public final class ScaleBenchmarkMain {
                 log(trial, "instances " + contender + " x" + instances, InstancesPart.METRICS, row);
             }
         }
+        if (settings.parts().contains("keys")) {
+            double[] row = DistinctKeysPart.measure(contender, redis, settings.distinctKeys(), settings.lease());
+            report.put("keys", contender, trial, row);
+            log(trial, "keys " + contender, DistinctKeysPart.METRICS, row);
+        }
         if (settings.parts().contains("waiters")) {
             double[] row = WaitersPart.measure(contender, redis, settings.waiterKeys(), settings.waitersPerKey(),
                     settings.lease(), settings.waiterHold());

@@ -70,6 +70,8 @@ final class ScaleReport {
         total += sum("held", contender, HeldLocksPart.METRICS, "locks lost");
         total += sum("instances", contender, InstancesPart.METRICS, "violations + errors");
         total += sum("waiters", contender, WaitersPart.METRICS, "not granted");
+        total += sum("keys", contender, DistinctKeysPart.METRICS, "errors");
+        total += sum("keys", contender, DistinctKeysPart.METRICS, "keys without TTL");
         total += sum("waiters", contender, WaitersPart.METRICS, "granted before release");
         return total;
     }
@@ -98,6 +100,8 @@ final class ScaleReport {
         }
         table(out, "instances", "Many instances on one key: independent clients x " + InstancesPart.THREADS_PER_INSTANCE
                 + " threads, 1 ms section, " + settings.seconds() + " s per run", InstancesPart.METRICS);
+        table(out, "keys", "Many distinct keys: " + settings.distinctKeys() + " distinct keys locked and released in turn"
+                + " by one client (8 threads)", DistinctKeysPart.METRICS);
         table(out, "waiters", "Many waiters: " + settings.waiterKeys() * settings.waitersPerKey() + " waiters on "
                 + settings.waiterKeys() + " keys over " + WaitersPart.CLIENTS + " independent clients in one JVM, each holder keeps"
                 + " its key " + settings.waiterHold().toMillis() + " ms (releases at an even pace)",

@@ -21,7 +21,7 @@ class ScaleSmokeTest {
     void leaseholdAndAPeerHoldWaitAndShareAtASmallScale() throws Exception {
         Assumptions.assumeTrue(System.getenv(TestRedisServers.URL_VARIABLE) == null,
                 "a shared Redis is configured through " + TestRedisServers.URL_VARIABLE);
-        ScaleSettings settings = ScaleSettings.parse(new String[] { "--quick --contenders=leasehold,redisson --locks=1500"
+        ScaleSettings settings = ScaleSettings.parse(new String[] { "--quick --parts=held,instances,waiters --contenders=leasehold,redisson --locks=1500"
                 + " --instances=2 --seconds=0.5 --keys=20 --waiters-per-key=4 --waiter-hold-ms=50" });
 
         ScaleReport report = ScaleBenchmarkMain.run(settings);
