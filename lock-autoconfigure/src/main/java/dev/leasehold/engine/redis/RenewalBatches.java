@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.LockServer.Renewal;
@@ -27,9 +28,20 @@ final class RenewalBatches {
     }
 
     /**
-     * @param perSlot whether every batch must stay within one Cluster slot
+     * @param perSlot whether every batch must stay within one Cluster slot (asked only when there is more than one
+     * exclusive lease to renew: a server may need a connection to tell)
      */
-    static List<CompletableFuture<Boolean>> renewAll(ScriptedLockServer server, List<Renewal> renewals, boolean perSlot) {
+    static List<CompletableFuture<Boolean>> renewAll(ScriptedLockServer server, List<Renewal> renewals,
+            BooleanSupplier perSlot) {
+        long exclusive = renewals.stream().filter(renewal -> renewal.mode() != LockMode.READ).count();
+        if (exclusive <= 1) {
+            List<CompletableFuture<Boolean>> answers = new ArrayList<>(renewals.size());
+            for (Renewal renewal : renewals) {
+                answers.add(server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis()));
+            }
+            return answers;
+        }
+        boolean bySlot = perSlot.getAsBoolean();
         @SuppressWarnings("unchecked")
         CompletableFuture<Boolean>[] answers = new CompletableFuture[renewals.size()];
         Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
@@ -39,7 +51,7 @@ final class RenewalBatches {
                 answers[i] = server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis());
             }
             else {
-                int group = perSlot ? ClusterSlotHashUtil.calculateSlot(renewal.keys().lock()) : 0;
+                int group = bySlot ? ClusterSlotHashUtil.calculateSlot(renewal.keys().lock()) : 0;
                 groups.computeIfAbsent(group, each -> new ArrayList<>()).add(i);
             }
         }
