@@ -45,8 +45,11 @@ public final class ScalePlots {
         }
         Map<String, Map<String, Double>> waiters = tables.get("Many waiters");
         if (waiters != null) {
-            written.add(bars(directory.resolve("scale-wake-up-latency.png"), "Wake-up latency, release to grant",
-                    "ms (log)", waiters, List.of("wake-up p50 ms", "wake-up p99 ms")));
+            // one picture per quantile: a p99 of seconds would flatten a p50 of milliseconds
+            written.add(bars(directory.resolve("scale-wake-up-p50.png"), "Wake-up latency p50, release to grant",
+                    "ms", waiters, List.of("wake-up p50 ms")));
+            written.add(bars(directory.resolve("scale-wake-up-p99.png"), "Wake-up latency p99, release to grant",
+                    "ms", waiters, List.of("wake-up p99 ms")));
         }
         Map<String, Map<String, Double>> instances = tables.get("Many instances on one key");
         if (instances != null) {
@@ -65,7 +68,6 @@ public final class ScalePlots {
             List<String> metrics) throws IOException {
         CategoryChart chart = new CategoryChartBuilder().width(800).height(450).title(title).yAxisTitle(yTitle).build();
         chart.getStyler().setLegendPosition(LegendPosition.InsideNW);
-        chart.getStyler().setYAxisLogarithmic(yTitle.contains("log"));
         List<String> rows = new ArrayList<>(table.keySet());
         for (String metric : metrics) {
             chart.addSeries(metric, rows, rows.stream().map(row -> positive(table.get(row).get(metric))).toList());
@@ -79,7 +81,7 @@ public final class ScalePlots {
             String metric) throws IOException {
         XYChart chart = new XYChartBuilder().width(800).height(450).title(title).xAxisTitle("instances")
             .yAxisTitle(yTitle).build();
-        chart.getStyler().setLegendPosition(LegendPosition.InsideNW);
+        chart.getStyler().setLegendPosition(LegendPosition.OutsideS);
         Map<String, List<double[]>> lines = new LinkedHashMap<>();
         table.forEach((row, values) -> {
             int x = row.lastIndexOf(" x");
@@ -95,7 +97,7 @@ public final class ScalePlots {
     }
 
     private static double positive(Double value) {
-        return value == null || value.isNaN() || value <= 0 ? 0.001 : value;
+        return value == null || value.isNaN() || value < 0 ? 0 : value;
     }
 
     /** "### Title: ..." sections, each a table of row -> column -> value ("n/a" left out). */
