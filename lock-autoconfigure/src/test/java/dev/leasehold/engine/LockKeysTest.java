@@ -39,4 +39,21 @@ class LockKeysTest {
         assertThat(LockKeys.of("lock:", "order:42").lock()).isEqualTo("lock:{order:42}");
         assertThat(LockKeys.of("lock:", "a}b").lock()).isEqualTo("lock:{a}b}");
     }
+
+    @Test
+    void derivedNamesAreTheLayoutAndEqualTheSameNamesGivenOneByOne() {
+        LockKeys keys = LockKeys.of("lock:", "order:42");
+        assertThat(List.of(keys.readers(), keys.writerWaiting(), keys.fence(), keys.channel(), keys.queue(),
+                keys.queueExpiry())).containsExactly("lock:{order:42}:readers", "lock:{order:42}:writer-waiting",
+                        "lock:{order:42}:fence", "lock:{order:42}:released", "lock:{order:42}:queue",
+                        "lock:{order:42}:queue-expiry");
+        LockKeys given = new LockKeys("order:42", "lock:{order:42}", "lock:{order:42}:readers",
+                "lock:{order:42}:writer-waiting", "lock:{order:42}:fence", "lock:{order:42}:released",
+                "lock:{order:42}:queue", "lock:{order:42}:queue-expiry");
+        assertThat(given).isEqualTo(keys).hasSameHashCodeAs(keys);
+        LockKeys other = new LockKeys("order:42", "lock:{order:42}", "elsewhere", "lock:{order:42}:writer-waiting",
+                "lock:{order:42}:fence", "lock:{order:42}:released", "lock:{order:42}:queue", "lock:{order:42}:queue-expiry");
+        assertThat(other.readers()).isEqualTo("elsewhere");
+        assertThat(other).isNotEqualTo(keys);
+    }
 }

@@ -153,6 +153,30 @@ class ReplicaAckTest {
         handle.close();
     }
 
+    /** Renewals go in batches (one script call, one WAIT): a batch no replica confirmed renews none of its locks. */
+    @Test
+    void aBatchOfRenewalsTheReplicaDoesNotConfirmLosesEveryLockInIt() {
+        DefaultLockEngine engine = engine(1, EngineFixture.fastSettings().withLeaseTime(Duration.ofMillis(1500)));
+        List<LockHandle> handles = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            handles.add(engine.lock("batch-renewed-" + i, Duration.ofSeconds(5)));
+        }
+        // confirmed renewals keep them all past their first lease while the replica answers
+        long lockedAt = System.nanoTime();
+        Await.until(Duration.ofSeconds(10), "a whole lease passed",
+                () -> System.nanoTime() - lockedAt > Duration.ofMillis(1800).toNanos());
+        assertThat(handles).allMatch(LockHandle::isHeld);
+        for (int i = 0; i < handles.size(); i++) {
+            assertThat(primary.command("EXISTS", "lock:{batch-renewed-" + i + "}")).isEqualTo("1");
+        }
+        assertThat(fixture.lost).isEmpty();
+        replica.pause();
+        Await.until(Duration.ofSeconds(10), "every loss is reported", () -> fixture.lost.size() == handles.size());
+        assertThat(handles).noneMatch(LockHandle::isHeld);
+        replica.resume();
+        handles.forEach(LockHandle::close);
+    }
+
     /**
      * Issue 19, defect 2: local hand-offs reserve fencing tokens every 50 ms, which renews the lease; that write
      * went without WAIT and counted as a confirmed renewal, so with the replica paused sections kept starting with

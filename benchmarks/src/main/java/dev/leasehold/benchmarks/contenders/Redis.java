@@ -19,7 +19,7 @@ public record Redis(String host, int port) {
     }
 
     /** A fresh Spring Data Redis factory on Lettuce with default settings, as an application would have. */
-    LettuceConnectionFactory newConnectionFactory() {
+    public LettuceConnectionFactory newConnectionFactory() {
         LettuceClientConfiguration client = LettuceClientConfiguration.builder()
             .clientOptions(ClientOptions.builder().timeoutOptions(TimeoutOptions.enabled(Duration.ofSeconds(10))).build())
             .build();
@@ -33,7 +33,7 @@ public record Redis(String host, int port) {
      * A fresh Spring Data Redis factory on Jedis, as Spring Boot builds it for
      * {@code spring.data.redis.client-type=jedis}: pooled (8 connections), 10 s read timeout.
      */
-    JedisConnectionFactory newJedisConnectionFactory() {
+    public JedisConnectionFactory newJedisConnectionFactory() {
         JedisClientConfiguration client = JedisClientConfiguration.builder()
             .readTimeout(Duration.ofSeconds(10))
             .usePooling()

@@ -23,9 +23,10 @@ import org.apache.commons.logging.LogFactory;
 /**
  * Keeps the leases of running holders alive and notices lost ones.
  * <p>
- * Watchdog locks are renewed together every third of the lease: one tick sends every renewal at once
- * (pipelined on the multiplexed connection), so a thousand held locks cost one round trip per tick,
- * not a thousand. A renewal the server refuses (the token no longer owns the key) loses the lock at
+ * Watchdog locks are renewed together every third of the lease: one tick sends every renewal at once,
+ * in batches ({@link LockServer#renewAll}: on one Redis server a script call renews up to a thousand keys),
+ * pipelined on the multiplexed connection, so a hundred thousand held locks cost a hundred script calls per
+ * tick, not a hundred thousand. A renewal the server refuses (the token no longer owns the key) loses the lock at
  * once; a renewal that fails (Redis unreachable) is retried soon and loses the lock only when the
  * lease ran out unconfirmed. Fixed-lease locks get a timer at their lease end instead.
  * <p>
@@ -121,10 +122,12 @@ final class Watchdog {
                 return;
             }
             long sentAt = System.nanoTime();
-            List<CompletableFuture<Boolean>> replies = new ArrayList<>(due.size());
+            List<LockServer.Renewal> renewals = new ArrayList<>(due.size());
             for (HeldLock lock : due) {
-                replies.add(server.renew(lock.keys, lock.mode, lock.token, lock.leaseMillis));
+                renewals.add(new LockServer.Renewal(lock.keys, lock.mode, lock.token, lock.leaseMillis));
             }
+            // batched per server (a script call renews up to a thousand keys, each compare-then-extend)
+            List<CompletableFuture<Boolean>> replies = server.renewAll(renewals);
             int failed = 0;
             for (int i = 0; i < due.size(); i++) {
                 Boolean renewed = awaitReply(replies.get(i), sentAt);

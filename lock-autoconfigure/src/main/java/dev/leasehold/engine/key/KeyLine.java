@@ -57,7 +57,8 @@ public final class KeyLine {
     private final HandOffRules rules;
 
     // all guarded by this object's monitor
-    private final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
+    // small at first: a held lock with nobody waiting keeps its line, and most have nobody waiting
+    private final ArrayDeque<Waiter> waiting = new ArrayDeque<>(2);
 
     private Phase phase = Phase.FREE;
 

@@ -109,6 +109,11 @@ public class LettuceLockServer extends ScriptedLockServer {
     }
 
     @Override
+    protected boolean clustered() {
+        return subscriptions.clustered();
+    }
+
+    @Override
     public void onRelease(Consumer<String> channelListener) {
         subscriptions.onRelease(channelListener);
     }

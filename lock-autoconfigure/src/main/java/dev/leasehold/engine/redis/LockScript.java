@@ -40,6 +40,8 @@ record LockScript(String name, String sha1, byte[] body) {
 
     static final LockScript RENEW_EXCLUSIVE = load("renew_exclusive");
 
+    static final LockScript RENEW_EXCLUSIVE_MANY = load("renew_exclusive_many");
+
     static final LockScript RENEW_SHARED = load("renew_shared");
 
     static final LockScript IS_LOCKED = load("is_locked");

@@ -77,6 +77,9 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
      * counts ({@code leasehold.replica-ack.replicas}); 0 for none
      * @param ackTimeout how long to wait for them ({@code leasehold.replica-ack.timeout})
      */
+    /** Whether the factory talks to a Cluster; null until a batch of renewals asked. */
+    private volatile Boolean clustered;
+
     public RedisTemplateLockServer(RedisConnectionFactory connectionFactory, String keyPrefix, int stripes,
             int ackReplicas, Duration ackTimeout) {
         super(ackReplicas, ackTimeout, false);
@@ -89,6 +92,24 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
             this.stripes[i] = Executors.newSingleThreadExecutor(stripeThreads);
         }
         this.subscriptions = new ContainerReleaseSubscriptions(connectionFactory, keyPrefix);
+    }
+
+    /** Whether the factory talks to a Cluster (then a batch of renewals stays within one slot); asked once. */
+    @Override
+    protected boolean clustered() {
+        Boolean known = clustered;
+        if (known == null) {
+            RedisConnectionFactory factory = template.getConnectionFactory();
+            try (RedisConnection connection = factory.getConnection()) {
+                known = connection instanceof RedisClusterConnection;
+            }
+            catch (RuntimeException ex) {
+                // not known yet (Redis unreachable): per slot is right on any server; ask again next time
+                return true;
+            }
+            clustered = known;
+        }
+        return known;
     }
 
     @Override

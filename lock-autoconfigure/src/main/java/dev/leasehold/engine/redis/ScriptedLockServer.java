@@ -167,6 +167,38 @@ public abstract class ScriptedLockServer implements LockServer {
             });
     }
 
+    /** Exclusive renewals in batches of up to {@link RenewalBatches#BATCH} keys per script call (per slot on a Cluster). */
+    @Override
+    public List<CompletableFuture<Boolean>> renewAll(List<Renewal> renewals) {
+        return RenewalBatches.renewAll(this, renewals, this::clustered);
+    }
+
+    /**
+     * Whether the keys of one script call must share a Cluster slot. True unless the subclass knows it talks to
+     * a single server (grouping by slot is correct anywhere, only with fewer keys per call).
+     */
+    protected boolean clustered() {
+        return true;
+    }
+
+    /**
+     * One call of {@code renew_exclusive_many.lua}: a 1 or 0 per key, in order. With replica acknowledgement a
+     * batch counts only once acknowledged, like a single renewal: the keys it renewed fail (the watchdog retries).
+     */
+    CompletableFuture<List<?>> renewBatch(List<String> keys, List<String> args) {
+        if (!acknowledged()) {
+            return this.<List<?>>eval(LockScript.RENEW_EXCLUSIVE_MANY, Reply.LIST, keys, args);
+        }
+        return this.<List<?>>evalAcknowledged(LockScript.RENEW_EXCLUSIVE_MANY, Reply.LIST, keys, args, ackReplicas,
+                ackTimeout).thenApply(acked -> {
+                    boolean anyRenewed = acked.value().stream().anyMatch(each -> ((Number) each).longValue() == 1L);
+                    if (anyRenewed && acked.acknowledgements() < ackReplicas) {
+                        throw notAcknowledged("renewal", acked.acknowledgements());
+                    }
+                    return acked.value();
+                });
+    }
+
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
         return release(keys, mode, token, 0);

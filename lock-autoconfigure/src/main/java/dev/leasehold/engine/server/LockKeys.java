@@ -1,5 +1,7 @@
 package dev.leasehold.engine.server;
 
+import java.util.Objects;
+
 /**
  * The Redis names behind one logical key. They all share the hash tag {@code {logicalKey}}, so every
  * script touches a single Redis Cluster slot.
@@ -9,17 +11,112 @@ package dev.leasehold.engine.server;
  * slots). Such a key, and one that starts with the escape character {@code \}, gets a {@code \} in
  * front inside the tag: the tag is then never empty, and two different logical keys never share Redis
  * names. Every other key keeps the plain layout.
+ * <p>
+ * Every held lock keeps its names, so names made by {@link #of} keep only the lock's own name and derive the
+ * others (its name plus a suffix) when asked: a hundred thousand held locks would otherwise hold six hundred
+ * thousand more strings (about 450 bytes per lock). Equal when all names are equal, as the record it was.
  */
-public record LockKeys(String logicalKey, String lock, String readers, String writerWaiting, String fence,
-        String channel, String queue, String queueExpiry) {
+public final class LockKeys {
+
+    private static final String READERS = ":readers";
+
+    private static final String WRITER_WAITING = ":writer-waiting";
+
+    private static final String FENCE = ":fence";
+
+    private static final String CHANNEL = ":released";
+
+    private static final String QUEUE = ":queue";
+
+    private static final String QUEUE_EXPIRY = ":queue-expiry";
+
+    private final String logicalKey;
+
+    private final String lock;
+
+    /** Null when every other name is {@link #lock} plus its suffix; else readers .. queueExpiry as given. */
+    private final String[] given;
+
+    public LockKeys(String logicalKey, String lock, String readers, String writerWaiting, String fence,
+            String channel, String queue, String queueExpiry) {
+        this.logicalKey = logicalKey;
+        this.lock = lock;
+        String[] names = { readers, writerWaiting, fence, channel, queue, queueExpiry };
+        String[] suffixes = { READERS, WRITER_WAITING, FENCE, CHANNEL, QUEUE, QUEUE_EXPIRY };
+        boolean derived = lock != null;
+        for (int i = 0; i < names.length && derived; i++) {
+            derived = (lock + suffixes[i]).equals(names[i]);
+        }
+        this.given = derived ? null : names;
+    }
+
+    private LockKeys(String logicalKey, String lock) {
+        this.logicalKey = logicalKey;
+        this.lock = lock;
+        this.given = null;
+    }
 
     public static LockKeys of(String keyPrefix, String logicalKey) {
-        String base = keyPrefix + "{" + hashTagContent(logicalKey) + "}";
-        return new LockKeys(logicalKey, base, base + ":readers", base + ":writer-waiting", base + ":fence",
-                base + ":released", base + ":queue", base + ":queue-expiry");
+        return new LockKeys(logicalKey, keyPrefix + "{" + hashTagContent(logicalKey) + "}");
     }
 
     static String hashTagContent(String logicalKey) {
         return logicalKey.startsWith("}") || logicalKey.startsWith("\\") ? "\\" + logicalKey : logicalKey;
+    }
+
+    public String logicalKey() {
+        return logicalKey;
+    }
+
+    public String lock() {
+        return lock;
+    }
+
+    public String readers() {
+        return name(0, READERS);
+    }
+
+    public String writerWaiting() {
+        return name(1, WRITER_WAITING);
+    }
+
+    public String fence() {
+        return name(2, FENCE);
+    }
+
+    public String channel() {
+        return name(3, CHANNEL);
+    }
+
+    public String queue() {
+        return name(4, QUEUE);
+    }
+
+    public String queueExpiry() {
+        return name(5, QUEUE_EXPIRY);
+    }
+
+    private String name(int index, String suffix) {
+        return given != null ? given[index] : lock + suffix;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof LockKeys keys && Objects.equals(logicalKey, keys.logicalKey) && Objects.equals(lock, keys.lock)
+                && Objects.equals(readers(), keys.readers()) && Objects.equals(writerWaiting(), keys.writerWaiting())
+                && Objects.equals(fence(), keys.fence()) && Objects.equals(channel(), keys.channel())
+                && Objects.equals(queue(), keys.queue()) && Objects.equals(queueExpiry(), keys.queueExpiry());
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(logicalKey, lock);
+    }
+
+    @Override
+    public String toString() {
+        return "LockKeys[logicalKey=" + logicalKey + ", lock=" + lock + ", readers=" + readers() + ", writerWaiting="
+                + writerWaiting() + ", fence=" + fence() + ", channel=" + channel() + ", queue=" + queue()
+                + ", queueExpiry=" + queueExpiry() + "]";
     }
 }

@@ -1,5 +1,7 @@
 package dev.leasehold.engine.server;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -90,6 +92,23 @@ public interface LockServer extends AutoCloseable {
 
     /** Extends the lease if {@code token} still holds it; false when it does not (the lock is lost). */
     CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis);
+
+    /**
+     * Renews many leases at once (the watchdog's tick): one answer per renewal, in order, each what
+     * {@link #renew} would answer. A server may renew several in one round trip; each renewal is still
+     * compare-then-extend on its own key. By default, one {@link #renew} each.
+     */
+    default List<CompletableFuture<Boolean>> renewAll(List<Renewal> renewals) {
+        List<CompletableFuture<Boolean>> answers = new ArrayList<>(renewals.size());
+        for (Renewal renewal : renewals) {
+            answers.add(renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis()));
+        }
+        return answers;
+    }
+
+    /** One lease to renew: what {@link #renew} takes. */
+    record Renewal(LockKeys keys, LockMode mode, String token, long leaseMillis) {
+    }
 
     /** Releases if {@code token} still holds it and wakes the waiters; false when it held nothing. */
     CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token);

@@ -1,0 +1,90 @@
+package dev.leasehold.engine.redis;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
+
+import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.LockServer.Renewal;
+
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+
+/**
+ * A watchdog tick's renewals on one Redis server, in as few script calls as the server allows: the exclusive
+ * ones in batches of up to {@link #BATCH} keys per call ({@code renew_exclusive_many.lua}, compare-then-extend
+ * per key), grouped per Cluster slot on a Cluster (a script's keys must share one); a shared (read) lease is
+ * renewed on its own. With replica acknowledgement, one {@code WAIT} follows each batch and covers it all.
+ */
+final class RenewalBatches {
+
+    /** Keys per script call: big enough that 100,000 held locks cost 100 calls a tick, small enough that one call stays short. */
+    static final int BATCH = 1000;
+
+    private RenewalBatches() {
+    }
+
+    /**
+     * @param perSlot whether every batch must stay within one Cluster slot (asked only when there is more than one
+     * exclusive lease to renew: a server may need a connection to tell)
+     */
+    static List<CompletableFuture<Boolean>> renewAll(ScriptedLockServer server, List<Renewal> renewals,
+            BooleanSupplier perSlot) {
+        long exclusive = renewals.stream().filter(renewal -> renewal.mode() != LockMode.READ).count();
+        if (exclusive <= 1) {
+            List<CompletableFuture<Boolean>> answers = new ArrayList<>(renewals.size());
+            for (Renewal renewal : renewals) {
+                answers.add(server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis()));
+            }
+            return answers;
+        }
+        boolean bySlot = perSlot.getAsBoolean();
+        @SuppressWarnings("unchecked")
+        CompletableFuture<Boolean>[] answers = new CompletableFuture[renewals.size()];
+        Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < renewals.size(); i++) {
+            Renewal renewal = renewals.get(i);
+            if (renewal.mode() == LockMode.READ) {
+                answers[i] = server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis());
+            }
+            else {
+                int group = bySlot ? ClusterSlotHashUtil.calculateSlot(renewal.keys().lock()) : 0;
+                groups.computeIfAbsent(group, each -> new ArrayList<>()).add(i);
+            }
+        }
+        for (List<Integer> group : groups.values()) {
+            for (int from = 0; from < group.size(); from += BATCH) {
+                List<Integer> batch = group.subList(from, Math.min(group.size(), from + BATCH));
+                List<CompletableFuture<Boolean>> renewed = renewBatch(server, batch.stream().map(renewals::get).toList());
+                for (int j = 0; j < batch.size(); j++) {
+                    answers[batch.get(j)] = renewed.get(j);
+                }
+            }
+        }
+        return Arrays.asList(answers);
+    }
+
+    private static List<CompletableFuture<Boolean>> renewBatch(ScriptedLockServer server, List<Renewal> batch) {
+        if (batch.size() == 1) {
+            Renewal only = batch.get(0);
+            return List.of(server.renew(only.keys(), only.mode(), only.token(), only.leaseMillis()));
+        }
+        List<String> keys = new ArrayList<>(batch.size());
+        List<String> args = new ArrayList<>(batch.size() * 2);
+        for (Renewal renewal : batch) {
+            keys.add(renewal.keys().lock());
+            args.add(renewal.token());
+            args.add(Long.toString(renewal.leaseMillis()));
+        }
+        CompletableFuture<List<?>> replies = server.renewBatch(keys, args);
+        List<CompletableFuture<Boolean>> answers = new ArrayList<>(batch.size());
+        for (int j = 0; j < batch.size(); j++) {
+            int index = j;
+            answers.add(replies.thenApply(reply -> ((Number) reply.get(index)).longValue() == 1L));
+        }
+        return answers;
+    }
+}
