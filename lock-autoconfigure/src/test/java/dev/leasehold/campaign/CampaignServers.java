@@ -78,6 +78,10 @@ final class CampaignServers implements AutoCloseable {
         };
     }
 
+    long settingsRedisTimeoutMillis() {
+        return EngineCampaign.SETTINGS.redisTimeout().toMillis();
+    }
+
     /** Whether fencing counters live forever by design (quorum mode), so L2 does not count them. */
     boolean countersNeverExpire() {
         return config == Config.QUORUM;

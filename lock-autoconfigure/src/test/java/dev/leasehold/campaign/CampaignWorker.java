@@ -44,6 +44,9 @@ final class CampaignWorker implements Runnable {
 
     private final long deadlineNanos;
 
+    /** The longest fixed lease a worker takes (the watchdog's is {@link EngineCampaign#SETTINGS}'). */
+    static final long LONGEST_LEASE_MILLIS = 3000;
+
     private final RacingOperations racing = new RacingOperations(this);
 
     CampaignWorker(CampaignInstance instance, List<String> keys, long seed, History history, FencedStore store,
@@ -337,7 +340,7 @@ final class CampaignWorker implements Runnable {
 
     /** The watchdog, or a fixed lease. */
     Duration leaseTime() {
-        return random.nextInt(3) == 0 ? Duration.ofMillis(800 + random.nextInt(2200)) : null;
+        return random.nextInt(3) == 0 ? Duration.ofMillis(800 + random.nextInt((int) LONGEST_LEASE_MILLIS - 800)) : null;
     }
 
     /** The work inside a section: mostly short, now and then longer than a lease. */

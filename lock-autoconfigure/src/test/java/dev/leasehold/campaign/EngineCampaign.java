@@ -83,8 +83,7 @@ public final class EngineCampaign {
             others.shutdownNow();
         }
         threadLeftovers(threadsBefore, leftovers);
-        HistoryChecker checker = new HistoryChecker(Long.getLong("leasehold.campaign.free-bound-ms", 1000),
-                SETTINGS.leaseTime().toMillis() + 1000);
+        HistoryChecker checker = new HistoryChecker(Long.getLong("leasehold.campaign.free-bound-ms", 1000));
         return new Run("engine", config.name(), seed, seconds, history, checker.check(history, leftovers));
     }
 

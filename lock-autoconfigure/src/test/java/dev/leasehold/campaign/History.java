@@ -73,8 +73,11 @@ public final class History {
     public record Wait(String instance, String key, long start, long end, String outcome, String detail) {
     }
 
-    /** A fault the nemesis injected, over [start, end]. */
-    public record Fault(String kind, String target, long start, long end) {
+    /**
+     * A fault the nemesis injected, over [start, end]; for {@code graceNanos} after it a waiter may still be
+     * held up by it (a key held by a reply that was lost, a connection coming back), so L1 does not judge there.
+     */
+    public record Fault(String kind, String target, long start, long end, long graceNanos) {
     }
 
     private volatile long origin = System.nanoTime();
@@ -138,7 +141,11 @@ public final class History {
     }
 
     public void fault(String kind, String target, long start, long end) {
-        faults.add(new Fault(kind, target, start, end));
+        fault(kind, target, start, end, 0);
+    }
+
+    public void fault(String kind, String target, long start, long end, long graceNanos) {
+        faults.add(new Fault(kind, target, start, end, graceNanos));
     }
 
     public List<Section> sections() {

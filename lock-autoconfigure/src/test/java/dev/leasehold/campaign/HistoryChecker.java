@@ -19,7 +19,7 @@ import dev.leasehold.campaign.History.Wait;
  * (S2) fencing tokens strictly increase per key in grant order (a grant counts as after another only if
  * its call began after the other was granted), a re-entry is granted only while its holding is held, and every token in a loss was granted to a caller; (S3) no public method threw
  * what its contract does not name. Liveness: (L1) no wait timed out while the key stood free, in the
- * history and away from any fault, for longer than {@code freeBound}. Leftovers (L2) come from the run.
+ * history and away from any fault (and its grace), for longer than {@code freeBound}. Leftovers (L2) come from the run.
  */
 public final class HistoryChecker {
 
@@ -42,15 +42,10 @@ public final class HistoryChecker {
 
     private final long freeBoundNanos;
 
-    private final long faultGraceNanos;
 
-    /**
-     * @param freeBoundMillis how long a key may stand free inside a wait that then timed out (L1)
-     * @param faultGraceMillis how long after a fault L1 is not judged (a lease, plus the time to notice)
-     */
-    public HistoryChecker(long freeBoundMillis, long faultGraceMillis) {
+    /** @param freeBoundMillis how long a key may stand free inside a wait that then timed out (L1) */
+    public HistoryChecker(long freeBoundMillis) {
         this.freeBoundNanos = freeBoundMillis * 1_000_000L;
-        this.faultGraceNanos = faultGraceMillis * 1_000_000L;
     }
 
     public Findings check(History history, List<String> leftovers) {
@@ -246,7 +241,7 @@ public final class HistoryChecker {
         long judged = to - from;
         for (Fault fault : faults) {
             long start = Math.max(from, fault.start());
-            long end = Math.min(to, fault.end() + faultGraceNanos);
+            long end = Math.min(to, fault.end() + fault.graceNanos());
             if (end > start) {
                 judged -= end - start;
             }

@@ -51,7 +51,8 @@ final class Nemesis implements Runnable {
     public void run() {
         // the last second runs clean, so the run ends with the system at rest
         while (System.nanoTime() < deadlineNanos - TimeUnit.SECONDS.toNanos(2)) {
-            rest(200 + random.nextInt(1200));
+            // calm stretches in between, where L1 judges
+            rest(1000 + random.nextInt(3000));
             if (System.nanoTime() < deadlineNanos - TimeUnit.SECONDS.toNanos(2)) {
                 try {
                     inject();
@@ -114,7 +115,23 @@ final class Nemesis implements Runnable {
                 servers.replica.resume();
             }
         }
-        history.fault(kind, target, start, history.now());
+        history.fault(kind, target, start, history.now(), TimeUnit.MILLISECONDS.toNanos(graceMillis(kind)));
+    }
+
+    /**
+     * How long after a fault a waiter may still be held up by it: a reply that was lost leaves the key held until
+     * its take-back lands; a release that was not sent leaves it to its lease; a deleted key or flushed scripts
+     * make nobody wait.
+     */
+    private long graceMillis(String kind) {
+        return switch (kind) {
+            case "delete-key", "script-flush" -> 0;
+            case "delay" -> 500;
+            case "lose", "instance-restart", "replica-paused" -> 1000 + servers.settingsRedisTimeoutMillis();
+            // a release that was never sent (reset) or failed (Redis away, reconnecting) leaves the key to its
+            // lease: up to the longest fixed lease the workers take
+            default -> CampaignWorker.LONGEST_LEASE_MILLIS + 500;
+        };
     }
 
     private static void rest(long millis) {

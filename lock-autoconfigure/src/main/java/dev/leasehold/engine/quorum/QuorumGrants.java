@@ -45,17 +45,19 @@ final class QuorumGrants {
                 stepTimeoutNanos,
                 replies -> Replies.count(replies, QuorumGrants::grantedHere) >= majority
                         || replies.size() - Replies.count(replies, QuorumGrants::grantedHere) > nodes.size() - majority);
-        return QuorumAcquire.of(round, round.outcome().thenCompose(replies -> {
-            replies.forEach(reply -> {
-                if (reply.ok()) {
-                    if (reply.value().granted()) {
-                        reply.node().granted();
-                    }
-                    else {
-                        reply.node().refused();
-                    }
+        // each node's answer counts in its metrics when it comes, also after the round was decided without it
+        for (int i = 0; i < nodes.size(); i++) {
+            QuorumNode node = nodes.get(i);
+            round.calls().get(i).thenAccept(grant -> {
+                if (grant.granted()) {
+                    node.granted();
+                }
+                else {
+                    node.refused();
                 }
             });
+        }
+        return QuorumAcquire.of(round, round.outcome().thenCompose(replies -> {
             List<Reply<Grant>> granted = replies.stream().filter(QuorumGrants::grantedHere).toList();
             if (granted.size() < majority) {
                 releaseEverywhere(round, keys, mode, token);
