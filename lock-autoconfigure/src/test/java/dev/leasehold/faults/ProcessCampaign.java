@@ -147,7 +147,7 @@ final class ProcessCampaign {
                 // a node the last fault left down (a killed Sentinel primary): nothing to read there
             }
         }
-        HistoryChecker.Findings findings = new HistoryChecker(3_600_000, 0).check(history, leftovers);
+        HistoryChecker.Findings findings = new HistoryChecker(3_600_000).check(history, leftovers);
         List<HistoryChecker.Violation> all = new ArrayList<>(findings.violations());
         long end = history.now();
         log.check().violations().forEach(violation -> all.add(new HistoryChecker.Violation(end, "store: " + violation)));
