@@ -23,6 +23,7 @@ import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.support.CoarseTimeouts;
 import dev.leasehold.engine.support.LockTokens;
 import dev.leasehold.engine.support.StarterThreads;
 import dev.leasehold.engine.waiting.Acquisitions;
@@ -64,6 +65,9 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
 
     private final Acquisitions acquisitions;
 
+    /** Limits on Redis replies, checked by one tick (no timer per lock and unlock). */
+    private final CoarseTimeouts timeouts = new CoarseTimeouts();
+
     /** Completes when shutdown begins: waiters give up at once. */
     private final CompletableFuture<Void> shutdown = new CompletableFuture<>();
 
@@ -76,8 +80,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         this.scheduler.setRemoveOnCancelPolicy(true);
         this.lines = new KeyLines(new HandOffRules(settings.handOff().maxTurn(), settings.handOff().turnCheck(),
                 settings.redisTimeout()));
-        this.holdings = new Holdings(server, settings, safeObserver, lines, scheduler);
-        this.acquisitions = new Acquisitions(server, settings, tokens, lines, holdings, safeObserver, shutdown);
+        this.holdings = new Holdings(server, settings, safeObserver, lines, scheduler, timeouts);
+        this.acquisitions = new Acquisitions(server, settings, tokens, lines, holdings, safeObserver, shutdown, timeouts);
     }
 
     @Override
@@ -258,6 +262,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         acquisitions.close();
         holdings.releaseAll();
         schedulerThreads.stop(scheduler, settings.redisTimeout(), true);
+        timeouts.close();
     }
 
     /** Whether {@link #close()} has begun. */

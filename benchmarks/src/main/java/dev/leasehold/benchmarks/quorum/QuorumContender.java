@@ -24,7 +24,7 @@ import org.redisson.config.Config;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /** One client of a lock implementation over some of the benchmark's nodes; thread-safe. */
-interface QuorumContender extends AutoCloseable {
+public interface QuorumContender extends AutoCloseable {
 
     /** Takes the lock, runs the section, releases; false when the wait ran out. */
     boolean cycle(String key, Duration wait, Runnable section) throws Exception;
