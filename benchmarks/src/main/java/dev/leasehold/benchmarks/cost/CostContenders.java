@@ -40,7 +40,9 @@ final class CostContenders {
 
     static final String QUORUM_3 = "leasehold-quorum-3";
 
-    static final List<String> IDS = List.of(FLOOR, LEASEHOLD, REDISSON, NODE, QUORUM_3);
+    static final String QUORUM_3_UNSHARED = "leasehold-quorum-3-unshared";
+
+    static final List<String> IDS = List.of(FLOOR, LEASEHOLD, REDISSON, NODE, QUORUM_3, QUORUM_3_UNSHARED);
 
     private static final Duration WAIT = Duration.ofSeconds(5);
 
@@ -62,6 +64,8 @@ final class CostContenders {
                 () -> of(QuorumContender.leasehold(urls.subList(0, 1)))));
         all.put(QUORUM_3, new Entry("Leasehold quorum of 3", servers.subList(0, 3),
                 () -> of(QuorumContender.leasehold(urls.subList(0, 3)))));
+        all.put(QUORUM_3_UNSHARED, new Entry("Leasehold quorum of 3, client resources per node", servers.subList(0, 3),
+                () -> of(QuorumContender.leasehold(urls.subList(0, 3), false))));
         Map<String, Entry> chosen = new LinkedHashMap<>();
         for (String id : ids) {
             Entry entry = all.get(id);

@@ -42,7 +42,9 @@ public final class CostPerCycleMain {
             Map<String, CostContenders.Entry> contenders = CostContenders.on(servers, ids);
             Map<String, List<CycleCost>> runs = new LinkedHashMap<>();
             for (var contender : contenders.entrySet()) {
-                measure(contender.getValue(), 4, 2.0);
+                // long enough for the JIT to finish: its compiler threads' CPU would count as the client's
+                measure(contender.getValue(), 1, 3.0);
+                measure(contender.getValue(), 16, 3.0);
                 System.out.printf("warmed up %s%n", contender.getKey());
             }
             for (int trial = 1; trial <= trials; trial++) {
@@ -50,9 +52,9 @@ public final class CostPerCycleMain {
                     for (var contender : contenders.entrySet()) {
                         CycleCost cost = measure(contender.getValue(), threads, seconds);
                         runs.computeIfAbsent(CostReport.row(contender.getKey(), threads), k -> new ArrayList<>()).add(cost);
-                        System.out.printf("trial %d, %2d threads, %-20s %,9.0f cycles/s  client %6.1f µs %,8.0f B  "
+                        System.out.printf("trial %d, %2d threads, %-20s %,9.0f cycles/s  client %6.1f µs (java %5.1f) %,8.0f B %4.1f waits  "
                                 + "redis %4.1f cmds %5.1f µs %s%n", trial, threads, contender.getKey(), cost.cyclesPerSecond(),
-                                cost.clientCpuMicros(), cost.allocatedBytes(), cost.redisCommands(), cost.redisCpuMicros(),
+                                cost.clientCpuMicros(), cost.javaThreadsCpuMicros(), cost.allocatedBytes(), cost.threadWaits(), cost.redisCommands(), cost.redisCpuMicros(),
                                 CostReport.commands(cost));
                     }
                 }
@@ -109,14 +111,18 @@ public final class CostPerCycleMain {
             ready.await();
             ServerCost serverBefore = ServerCost.read(contender.servers());
             long cpuBefore = processCpuNanos();
+            long javaCpuBefore = javaThreadsCpuNanos();
             long allocatedBefore = allocatedBytes();
+            long parksBefore = voluntarySwitches();
             long started = System.nanoTime();
             window[0] = started + (long) (seconds * 1e9);
             go.countDown();
             done.await();
             long elapsed = System.nanoTime() - started;
             long cpu = processCpuNanos() - cpuBefore;
+            long javaCpu = javaThreadsCpuNanos() - javaCpuBefore;
             long allocated = allocatedBytes() - allocatedBefore;
+            long parks = voluntarySwitches() - parksBefore;
             ServerCost server = ServerCost.read(contender.servers()).since(serverBefore);
             measured.countDown();
             for (Thread worker : workers) {
@@ -125,12 +131,25 @@ public final class CostPerCycleMain {
             if (failure.get() != null) {
                 throw new IllegalStateException("a cycle failed", failure.get());
             }
-            return CycleCost.of(Math.max(1, cycles.get()), elapsed / 1e9, cpu, allocated, server);
+            return CycleCost.of(Math.max(1, cycles.get()), elapsed / 1e9, cpu, javaCpu, allocated, parks, server);
         }
     }
 
     private static long processCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /**
+     * CPU time of the JVM's Java threads alive now (the caller's, the event loops', the timers'), without the JIT
+     * compiler's and the GC's threads: the code's own cost, even while the compiler is still busy.
+     */
+    private static long javaThreadsCpuNanos() {
+        java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long total = 0;
+        for (long id : threads.getAllThreadIds()) {
+            total += Math.max(0, threads.getThreadCpuTime(id));
+        }
+        return total;
     }
 
     /** Bytes allocated so far by the threads alive now (worker threads are kept alive until counted). */
@@ -139,6 +158,32 @@ public final class CostPerCycleMain {
         long total = 0;
         for (long bytes : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
             total += Math.max(0, bytes);
+        }
+        return total;
+    }
+
+    /**
+     * Times this JVM's threads blocked (voluntary context switches, Linux {@code /proc}): every hand-over between
+     * threads (a reply to the caller, a request to the event loop, a timer) is one; unlike CPU time, the count
+     * does not grow with the machine's load. -1 where {@code /proc} is not there.
+     */
+    private static long voluntarySwitches() {
+        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
+        if (tasks == null) {
+            return -1;
+        }
+        long total = 0;
+        for (java.io.File task : tasks) {
+            try {
+                for (String line : Files.readAllLines(task.toPath().resolve("status"))) {
+                    if (line.startsWith("voluntary_ctxt_switches:")) {
+                        total += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+                    }
+                }
+            }
+            catch (java.io.IOException | RuntimeException ex) {
+                // the thread ended meanwhile
+            }
         }
         return total;
     }

@@ -33,32 +33,39 @@ final class CostReport {
             .append(String.format("%.2f", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage()))
             .append(". Medians of ").append(trials).append(" trials of ").append(seconds)
             .append(" s; each thread locks and unlocks a key of its own (empty critical section). Client: CPU time ")
-            .append("of the whole JVM and bytes allocated by all its threads, per cycle. Redis: commands executed ")
+            .append("of the whole JVM, bytes allocated by all its threads, and times its threads blocked (voluntary ")
+            .append("context switches: hand-overs between threads, which do not grow with the machine's load), per cycle; ")
+            .append("\"of it Java threads\" leaves out the JIT compiler's and the GC's threads. Redis: commands executed ")
             .append("(inside scripts too, `INFO commandstats`) and CPU (`INFO cpu`, user + system) per cycle, summed ")
             .append("over the servers the contender uses.\n\n");
-        out.append("| contender | threads | cycles/s | client CPU µs/cycle | client bytes/cycle | Redis commands/cycle "
-                + "| Redis CPU µs/cycle |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        out.append("| contender | threads | cycles/s | client CPU µs/cycle | of it Java threads | client bytes/cycle "
+                + "| client thread waits/cycle | Redis commands/cycle | Redis CPU µs/cycle |\n"
+                + "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (int threads : threadCounts) {
             contenders.forEach((id, entry) -> {
                 List<CycleCost> costs = runs.get(row(id, threads));
-                out.append(String.format("| %s | %d | %,.0f | %.1f | %,.0f | %.1f | %.1f |%n", entry.name(), threads,
-                        median(costs, CycleCost::cyclesPerSecond), median(costs, CycleCost::clientCpuMicros),
-                        median(costs, CycleCost::allocatedBytes), median(costs, CycleCost::redisCommands),
+                out.append(String.format("| %s | %d | %,.0f | %.1f | %.1f | %,.0f | %.1f | %.1f | %.1f |%n", entry.name(),
+                        threads, median(costs, CycleCost::cyclesPerSecond), median(costs, CycleCost::clientCpuMicros),
+                        median(costs, CycleCost::javaThreadsCpuMicros),
+                        median(costs, CycleCost::allocatedBytes), median(costs, CycleCost::threadWaits),
+                        median(costs, CycleCost::redisCommands),
                         median(costs, CycleCost::redisCpuMicros)));
             });
         }
         out.append("\nRatios within each trial (median over trials):\n\n");
         for (int threads : threadCounts) {
             for (String[] pair : new String[][] { { CostContenders.LEASEHOLD, CostContenders.FLOOR },
-                    { CostContenders.REDISSON, CostContenders.FLOOR }, { CostContenders.QUORUM_3, CostContenders.NODE } }) {
+                    { CostContenders.REDISSON, CostContenders.FLOOR }, { CostContenders.QUORUM_3, CostContenders.NODE },
+                    { CostContenders.QUORUM_3_UNSHARED, CostContenders.NODE } }) {
                 List<CycleCost> ours = runs.get(row(pair[0], threads));
                 List<CycleCost> theirs = runs.get(row(pair[1], threads));
                 if (ours == null || theirs == null) {
                     continue;
                 }
-                out.append(String.format("- %s / %s, %d thread%s: cycles/s %s, client CPU %s, Redis CPU %s%n", pair[0],
-                        pair[1], threads, threads == 1 ? "" : "s", ratio(ours, theirs, CycleCost::cyclesPerSecond),
-                        ratio(ours, theirs, CycleCost::clientCpuMicros), ratio(ours, theirs, CycleCost::redisCpuMicros)));
+                out.append(String.format("- %s / %s, %d thread%s: cycles/s %s, client CPU %s (Java threads %s), "
+                        + "Redis CPU %s%n", pair[0], pair[1], threads, threads == 1 ? "" : "s",
+                        ratio(ours, theirs, CycleCost::cyclesPerSecond), ratio(ours, theirs, CycleCost::clientCpuMicros),
+                        ratio(ours, theirs, CycleCost::javaThreadsCpuMicros), ratio(ours, theirs, CycleCost::redisCpuMicros)));
             }
         }
         out.append("\nRedis commands per cycle (calls × µs per call, median over trials):\n\n")
@@ -75,7 +82,7 @@ final class CostReport {
         costs.get(0).commandMicros().keySet().forEach(command -> medians.put(command, new double[] {
             median(costs, cost -> cost.commandMicros().getOrDefault(command, new double[2])[0]),
             median(costs, cost -> cost.commandMicros().getOrDefault(command, new double[2])[1]) }));
-        return new CycleCost(0, 0, 0, 0, 0, medians);
+        return new CycleCost(0, 0, 0, 0, 0, 0, 0, medians);
     }
 
     private static String ratio(List<CycleCost> ours, List<CycleCost> theirs, ToDoubleFunction<CycleCost> figure) {
