@@ -35,6 +35,8 @@ public final class CoarseTimeouts implements AutoCloseable {
 
     private final AtomicBoolean ticking = new AtomicBoolean();
 
+    private volatile boolean closed;
+
     /** Only the tick reads and writes these. */
     private ScheduledFuture<?> ticks;
 
@@ -52,6 +54,15 @@ public final class CoarseTimeouts implements AutoCloseable {
         if (watched.isDone()) {
             return;
         }
+        if (closed) {
+            // after close (a handle closed after its engine): a timer of its own, as before there was a tick
+            CompletableFuture.delayedExecutor(Math.max(0, timeoutNanos), TimeUnit.NANOSECONDS).execute(() -> {
+                if (!watched.isDone()) {
+                    onTimeout.run();
+                }
+            });
+            return;
+        }
         armed.add(new Limit(watched, System.nanoTime() + Math.max(0, timeoutNanos), onTimeout));
         startTicking();
     }
@@ -60,6 +71,11 @@ public final class CoarseTimeouts implements AutoCloseable {
     public <T> CompletableFuture<T> orTimeout(CompletableFuture<T> future, long timeoutNanos) {
         arm(future, timeoutNanos, () -> future.completeExceptionally(new java.util.concurrent.TimeoutException()));
         return future;
+    }
+
+    /** Whether the tick runs now (it stops a second after the last limit; tests). */
+    boolean ticking() {
+        return ticking.get();
     }
 
     private void startTicking() {
@@ -128,6 +144,7 @@ public final class CoarseTimeouts implements AutoCloseable {
     /** Stops the tick; limits still armed fire now (everything waiting on them is ending anyway). */
     @Override
     public void close() {
+        closed = true;
         threads.stop(ticker, Duration.ofSeconds(1), true);
         fireAll();
     }
