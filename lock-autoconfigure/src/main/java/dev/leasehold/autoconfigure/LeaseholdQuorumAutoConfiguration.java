@@ -10,7 +10,6 @@ import dev.leasehold.engine.quorum.QuorumNodes;
 import dev.leasehold.metrics.QuorumMetrics;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -82,7 +81,7 @@ public class LeaseholdQuorumAutoConfiguration {
         }
         List<QuorumNode> nodes = new ArrayList<>();
         // one set of event loops and timers for all nodes, not one per node
-        ClientResources resources = DefaultClientResources.create();
+        ClientResources resources = QuorumNodes.sharedResources();
         try {
             for (RedisURI uri : uris) {
                 LettuceConnectionFactory factory = QuorumNodes.connectionFactory(uri, properties.getRedisTimeout(),

@@ -24,7 +24,7 @@ import org.redisson.config.Config;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /** One client of a lock implementation over some of the benchmark's nodes; thread-safe. */
-interface QuorumContender extends AutoCloseable {
+public interface QuorumContender extends AutoCloseable {
 
     /** Takes the lock, runs the section, releases; false when the wait ran out. */
     boolean cycle(String key, Duration wait, Runnable section) throws Exception;
@@ -36,8 +36,17 @@ interface QuorumContender extends AutoCloseable {
     LockEngineSettings SETTINGS = new LockEngineSettings("lock:", Duration.ofSeconds(30), Duration.ofSeconds(2),
             Duration.ofSeconds(2));
 
-    /** Leasehold on one server, or in quorum mode on several. */
+    /** Leasehold on one server, or in quorum mode on several (the nodes on one set of client resources). */
     static QuorumContender leasehold(List<String> urls) {
+        return leasehold(urls, true);
+    }
+
+    /**
+     * @param sharedResources whether the quorum's nodes share one set of Lettuce client resources, as the starter
+     * builds them; false: each node's factory makes its own (event loops, timers), as
+     * {@link QuorumNodes#connectionFactory(io.lettuce.core.RedisURI, Duration)} does for a hand-built quorum
+     */
+    static QuorumContender leasehold(List<String> urls, boolean sharedResources) {
         List<LettuceConnectionFactory> factories = new ArrayList<>();
         LockServer server;
         if (urls.size() == 1) {
@@ -48,15 +57,17 @@ interface QuorumContender extends AutoCloseable {
         }
         else {
             // as the starter builds it: one factory per node, on client resources the nodes share
-            io.lettuce.core.resource.ClientResources resources = io.lettuce.core.resource.DefaultClientResources.create();
+            io.lettuce.core.resource.ClientResources resources = sharedResources ? QuorumNodes.sharedResources() : null;
             List<QuorumNode> nodes = new ArrayList<>();
             for (String url : urls) {
                 var uri = QuorumNodes.parse(url);
                 nodes.add(new QuorumNode(QuorumNodes.name(uri),
                         QuorumNodes.connectionFactory(uri, SETTINGS.redisTimeout(), resources), SETTINGS.keyPrefix(), true));
             }
-            server = new QuorumLockServer(nodes, SETTINGS.redisTimeout(), SETTINGS.leaseTime(), 0.01)
-                .closing(() -> resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS));
+            server = new QuorumLockServer(nodes, SETTINGS.redisTimeout(), SETTINGS.leaseTime(), 0.01);
+            if (resources != null) {
+                ((QuorumLockServer) server).closing(() -> resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS));
+            }
         }
         DefaultLockEngine engine = new DefaultLockEngine(server, SETTINGS, new LockObserver() {
         });

@@ -20,6 +20,7 @@ import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.key.KeyLine;
 import dev.leasehold.engine.key.KeyLines;
 import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.support.CoarseTimeouts;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -52,9 +53,9 @@ public final class Holdings implements HandleActions {
     private final Map<HeldLock, DefaultLockHandle.Release> active = new ConcurrentHashMap<>();
 
     public Holdings(LockServer server, LockEngineSettings settings, LockObserver observer, KeyLines lines,
-            ScheduledExecutorService scheduler) {
+            ScheduledExecutorService scheduler, CoarseTimeouts timeouts) {
         this.settings = settings;
-        this.endings = new LockEndings(server, settings, observer, lines, this::view);
+        this.endings = new LockEndings(server, settings, observer, lines, this::view, timeouts);
         this.watchdog = new Watchdog(server, scheduler, settings.leaseTime(), settings.redisTimeout(), endings::lose,
                 observer, lines);
         this.endings.watchedBy(watchdog);

@@ -4,7 +4,6 @@ import java.util.Collection;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import dev.leasehold.LockHandle;
@@ -15,6 +14,7 @@ import dev.leasehold.engine.key.KeyLine;
 import dev.leasehold.engine.key.KeyLines;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.support.CoarseTimeouts;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -46,8 +46,11 @@ final class LockEndings {
 
     private Watchdog watchdog;
 
+    private final CoarseTimeouts timeouts;
+
     LockEndings(LockServer server, LockEngineSettings settings, LockObserver observer, KeyLines lines,
-            Function<HeldLock, LockHandle> view) {
+            Function<HeldLock, LockHandle> view, CoarseTimeouts timeouts) {
+        this.timeouts = timeouts;
         this.server = server;
         this.settings = settings;
         this.observer = observer;
@@ -84,7 +87,7 @@ final class LockEndings {
         catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
         }
-        return reply.orTimeout(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS).handle((released, error) -> {
+        return timeouts.orTimeout(reply, settings.redisTimeout().toNanos()).handle((released, error) -> {
             try {
                 if (error != null) {
                     logger.warn("Could not release " + lock + " (" + LockServerException.describe(error)

@@ -7,6 +7,7 @@ import java.util.function.Predicate;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer.FenceBlock;
 import dev.leasehold.engine.quorum.Round.Reply;
+import dev.leasehold.engine.support.CoarseTimeouts;
 
 /**
  * Fencing-token blocks for local hand-offs in quorum mode, with the counter rule of
@@ -25,7 +26,10 @@ final class QuorumFenceBlocks {
 
     private final long stepTimeoutNanos;
 
-    QuorumFenceBlocks(List<QuorumNode> nodes, int majority, long stepTimeoutNanos) {
+    private final CoarseTimeouts timeouts;
+
+    QuorumFenceBlocks(List<QuorumNode> nodes, int majority, long stepTimeoutNanos, CoarseTimeouts timeouts) {
+        this.timeouts = timeouts;
         this.nodes = nodes;
         this.majority = majority;
         this.stepTimeoutNanos = stepTimeoutNanos;
@@ -36,7 +40,7 @@ final class QuorumFenceBlocks {
         long startedAt = System.nanoTime();
         Predicate<Reply<FenceBlock>> held = reply -> reply.ok() && reply.counted() && reply.value() != null;
         Predicate<Reply<FenceBlock>> notHeld = reply -> reply.ok() && reply.counted() && reply.value() == null;
-        Round<FenceBlock> round = Round.send(nodes, node -> node.server().reserveFences(keys, token, leaseMillis),
+        Round<FenceBlock> round = Round.send(timeouts, nodes, node -> node.server().reserveFences(keys, token, leaseMillis),
                 stepTimeoutNanos, replies -> count(replies, held) >= majority
                         || count(replies, notHeld) > nodes.size() - majority);
         return round.outcome().thenCompose(replies -> {
@@ -65,7 +69,7 @@ final class QuorumFenceBlocks {
             int needed = (int) (majority - known);
             Predicate<List<Reply<Long>>> enough = raised -> count(raised,
                     reply -> reply.ok() && reply.counted() && reply.value() >= last) >= needed;
-            return Round.send(behind, node -> node.server().raiseFence(keys, last), left, enough).outcome()
+            return Round.send(timeouts, behind, node -> node.server().raiseFence(keys, last), left, enough).outcome()
                 .thenCompose(raised -> enough.test(raised) ? CompletableFuture.completedFuture(block)
                         : CompletableFuture.failedFuture(new QuorumUnavailableException("Fencing tokens up to " + last
                                 + " of '" + keys.logicalKey() + "' could not be stored on " + majority + " of "

@@ -10,6 +10,7 @@ import dev.leasehold.LockMode;
 import dev.leasehold.engine.quorum.Round.Reply;
 import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.support.CoarseTimeouts;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -27,9 +28,12 @@ final class QuorumGrants {
 
     private final long stepTimeoutNanos;
 
+    private final CoarseTimeouts timeouts;
+
     private final LongUnaryOperator driftMillis;
 
-    QuorumGrants(List<QuorumNode> nodes, int majority, long stepTimeoutNanos, LongUnaryOperator driftMillis) {
+    QuorumGrants(List<QuorumNode> nodes, int majority, long stepTimeoutNanos, CoarseTimeouts timeouts, LongUnaryOperator driftMillis) {
+        this.timeouts = timeouts;
         this.nodes = nodes;
         this.majority = majority;
         this.stepTimeoutNanos = stepTimeoutNanos;
@@ -40,7 +44,7 @@ final class QuorumGrants {
     QuorumAcquire acquire(LockKeys keys, LockMode mode, String token, long leaseMillis, long writerWaitingMillis,
             String waiterId) {
         long startedAt = System.nanoTime();
-        Round<Grant> round = Round.send(nodes,
+        Round<Grant> round = Round.send(timeouts, nodes,
                 node -> node.server().acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId),
                 stepTimeoutNanos,
                 replies -> Replies.count(replies, QuorumGrants::grantedHere) >= majority
@@ -96,7 +100,7 @@ final class QuorumGrants {
         long left = stepTimeoutNanos - (System.nanoTime() - startedAt);
         int needed = majority - known;
         Predicate<List<Reply<Long>>> enough = replies -> countRaised(replies, fence) >= needed;
-        return Round.send(behind, node -> node.server().raiseFence(keys, fence), left, enough)
+        return Round.send(timeouts, behind, node -> node.server().raiseFence(keys, fence), left, enough)
             .outcome()
             .thenApply(enough::test);
     }

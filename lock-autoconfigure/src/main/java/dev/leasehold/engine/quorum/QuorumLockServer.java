@@ -14,6 +14,7 @@ import java.util.function.Predicate;
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.FairQueue;
 import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.support.CoarseTimeouts;
 import dev.leasehold.engine.support.StarterThreads;
 import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.server.LockKeys;
@@ -72,6 +73,9 @@ public class QuorumLockServer implements LockServer {
 
     private final QuorumGrants grants;
 
+    /** Every node call's time limit, on one tick (a timer per call cost a wake-up of its thread each). */
+    private final CoarseTimeouts timeouts = new CoarseTimeouts();
+
     private final List<AutoCloseable> closeAfterNodes = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
@@ -94,7 +98,7 @@ public class QuorumLockServer implements LockServer {
         // answer a little before the engine's own bound on the call, so it sees our verdict, not a timeout
         this.stepTimeoutNanos = timeout - Math.min(TimeUnit.MILLISECONDS.toNanos(100), timeout / 5);
         this.longestLeaseMillis = new AtomicLong(leaseTime.toMillis());
-        this.grants = new QuorumGrants(this.nodes, majority, stepTimeoutNanos, this::driftMillis);
+        this.grants = new QuorumGrants(this.nodes, majority, stepTimeoutNanos, timeouts, this::driftMillis);
         this.prober = Executors.newSingleThreadScheduledExecutor(proberThreads);
         List<CompletableFuture<Void>> first = new ArrayList<>();
         for (QuorumNode node : this.nodes) {
@@ -170,7 +174,7 @@ public class QuorumLockServer implements LockServer {
 
     @Override
     public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
-        return new QuorumFenceBlocks(nodes, majority, stepTimeoutNanos).reserve(keys, token, leaseMillis);
+        return new QuorumFenceBlocks(nodes, majority, stepTimeoutNanos, timeouts).reserve(keys, token, leaseMillis);
     }
 
     @Override
@@ -193,7 +197,7 @@ public class QuorumLockServer implements LockServer {
     /** Best effort on every node: true when any node removed the writer's mark. */
     @Override
     public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
-        return Round.send(nodes, node -> node.server().withdraw(keys, waiterId), stepTimeoutNanos, replies -> false)
+        return Round.send(timeouts, nodes, node -> node.server().withdraw(keys, waiterId), stepTimeoutNanos, replies -> false)
             .outcome()
             .thenApply(replies -> replies.stream().anyMatch(reply -> reply.ok() && reply.value()));
     }
@@ -212,7 +216,7 @@ public class QuorumLockServer implements LockServer {
             boolean countedOnly, String what) {
         Predicate<Reply<Boolean>> yes = reply -> reply.ok() && reply.value() && (reply.counted() || !countedOnly);
         Predicate<Reply<Boolean>> no = reply -> reply.ok() && !reply.value() && (reply.counted() || !countedOnly);
-        return Round.send(nodes, step, stepTimeoutNanos,
+        return Round.send(timeouts, nodes, step, stepTimeoutNanos,
                 replies -> Replies.count(replies, yes) >= majority || Replies.count(replies, no) > nodes.size() - majority)
             .outcome()
             .thenCompose(replies -> {
@@ -233,7 +237,7 @@ public class QuorumLockServer implements LockServer {
      */
     @Override
     public CompletableFuture<KeyState> inspect(LockKeys keys) {
-        return Round.send(nodes, node -> node.server().inspect(keys), stepTimeoutNanos, replies -> false)
+        return Round.send(timeouts, nodes, node -> node.server().inspect(keys), stepTimeoutNanos, replies -> false)
             .outcome()
             .thenCompose(replies -> {
                 List<KeyState> states = replies.stream().filter(Reply::ok).map(Reply::value).toList();
@@ -263,7 +267,7 @@ public class QuorumLockServer implements LockServer {
     /** Confirmed once a majority subscribed: every release reaches a majority, so one of them tells us. */
     @Override
     public CompletableFuture<Void> subscribe(String channel) {
-        return Round.send(nodes, node -> node.server().subscribe(channel), stepTimeoutNanos,
+        return Round.send(timeouts, nodes, node -> node.server().subscribe(channel), stepTimeoutNanos,
                 replies -> Replies.count(replies, Reply::ok) >= majority
                         || replies.size() - Replies.count(replies, Reply::ok) > nodes.size() - majority)
             .outcome()
@@ -274,7 +278,7 @@ public class QuorumLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Void> unsubscribe(String channel) {
-        return Round.send(nodes, node -> node.server().unsubscribe(channel), stepTimeoutNanos, replies -> false)
+        return Round.send(timeouts, nodes, node -> node.server().unsubscribe(channel), stepTimeoutNanos, replies -> false)
             .outcome()
             .thenApply(replies -> null);
     }
@@ -294,6 +298,7 @@ public class QuorumLockServer implements LockServer {
                 logger.debug("Closing " + node + " failed", ex);
             }
         }
+        timeouts.close();
         for (AutoCloseable resource : closeAfterNodes) {
             try {
                 resource.close();

@@ -6,6 +6,7 @@ import java.time.Duration;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
 
 import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -40,6 +41,15 @@ public final class QuorumNodes {
             throw new IllegalArgumentException("'" + redact(trimmed) + "' names no single Redis server");
         }
         return uri;
+    }
+
+    /**
+     * The client resources the nodes of one quorum share (event loops, timers). The caller shuts them down after
+     * destroying the nodes' factories.
+     */
+    public static ClientResources sharedResources() {
+        // Lettuce's default event loop count: one loop for all nodes made no measurable difference (issue 22)
+        return DefaultClientResources.create();
     }
 
     /** {@code host:port} of a node URL, for logs, metrics tags and the actuator (no credentials). */

@@ -3,11 +3,11 @@ package dev.leasehold.engine.quorum;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.support.CoarseTimeouts;
 
 /**
  * One step sent to several nodes at once. The step is dispatched to every node from the calling thread,
@@ -40,13 +40,13 @@ final class Round<T> {
         this.decided = decided;
     }
 
-    static <T> Round<T> send(List<QuorumNode> nodes, Function<QuorumNode, CompletableFuture<T>> step,
-            long timeoutNanos, Predicate<List<Reply<T>>> decided) {
+    static <T> Round<T> send(CoarseTimeouts timeouts, List<QuorumNode> nodes,
+            Function<QuorumNode, CompletableFuture<T>> step, long timeoutNanos, Predicate<List<Reply<T>>> decided) {
         Round<T> round = new Round<>(nodes.size(), decided);
         for (QuorumNode node : nodes) {
             CompletableFuture<T> call;
             try {
-                call = step.apply(node).orTimeout(Math.max(1, timeoutNanos), TimeUnit.NANOSECONDS);
+                call = timeouts.orTimeout(step.apply(node), Math.max(1, timeoutNanos));
             }
             catch (RuntimeException ex) {
                 call = CompletableFuture.failedFuture(ex);

@@ -44,8 +44,25 @@ public abstract class ScriptedLockServer implements LockServer {
 
     private final AtomicBoolean publishRefusalLogged = new AtomicBoolean();
 
+    /** The lease of the last acquire as text: nearly every acquire has the same lease (no string per call). */
+    private volatile NumberText lastLease = new NumberText(-1, "-1");
+
+    private record NumberText(long value, String text) {
+    }
+
     /** The fair queue's timing and the token block size ({@code leasehold.fair-queue.*}, {@code leasehold.hand-off.token-block}). */
     private volatile FairQueue queue = FairQueue.DEFAULTS;
+
+    /** The queue's figures as the scripts take them, made once per setting rather than once per call. */
+    private volatile QueueText queueText = new QueueText(FairQueue.DEFAULTS);
+
+    private record QueueText(String entryMillis, String claimMillis, String tokenBlock) {
+
+        QueueText(FairQueue queue) {
+            this(Long.toString(queue.entryMillis()), Long.toString(queue.claimMillis()),
+                    Integer.toString(queue.tokenBlock()));
+        }
+    }
 
     /**
      * @param ackReplicas replicas that must acknowledge a grant or renewal before it counts; 0 for none
@@ -61,6 +78,7 @@ public abstract class ScriptedLockServer implements LockServer {
     /** Uses this fair-queue timing and token block size instead of the defaults; returns this. */
     public ScriptedLockServer fairQueue(FairQueue queue) {
         this.queue = Objects.requireNonNull(queue, "queue");
+        this.queueText = new QueueText(queue);
         return this;
     }
 
@@ -97,9 +115,10 @@ public abstract class ScriptedLockServer implements LockServer {
         LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
         List<String> scriptKeys = List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(),
                 keys.queueExpiry());
-        List<String> args = List.of(token, Long.toString(leaseMillis), Long.toString(writerWaitingMillis), waiterId,
-                fenceMode(), joinQueue && queuesWaiters() ? "1" : "", Long.toString(queue.entryMillis()),
-                Integer.toString(reservesFences() ? queue.tokenBlock() : 1));
+        QueueText text = queueText;
+        List<String> args = List.of(token, leaseText(leaseMillis), writerWaitingMillis == 0 ? "0"
+                : Long.toString(writerWaitingMillis), waiterId, fenceMode(), joinQueue && queuesWaiters() ? "1" : "",
+                text.entryMillis(), reservesFences() ? text.tokenBlock() : "1");
         if (!acknowledged()) {
             return this.<List<?>>eval(script, Reply.LIST, scriptKeys, args).thenApply(ScriptReplies::toGrant);
         }
@@ -211,8 +230,8 @@ public abstract class ScriptedLockServer implements LockServer {
         LockScript script = shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE;
         List<String> scriptKeys = shared ? List.of(keys.readers(), keys.lock(), keys.queue(), keys.queueExpiry())
                 : List.of(keys.lock(), keys.queue(), keys.queueExpiry());
-        List<String> args = List.of(token, keys.channel(), publishMode(), Long.toString(Math.max(0, keepMillis)),
-                queueMode(), Long.toString(queue.claimMillis()));
+        List<String> args = List.of(token, keys.channel(), publishMode(), keepMillis <= 0 ? "0" : Long.toString(keepMillis),
+                queueMode(), queueText.claimMillis());
         return this.<Long>evalInOrder(script, Reply.NUMBER, scriptKeys, args).thenApply(result -> {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
                 logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "
@@ -249,6 +268,15 @@ public abstract class ScriptedLockServer implements LockServer {
     /** Raises the key's fencing counter to at least {@code atLeast}; answers the counter after the call (quorum). */
     public CompletableFuture<Long> raiseFence(LockKeys keys, long atLeast) {
         return eval(LockScript.RAISE_FENCE, Reply.NUMBER, List.of(keys.fence()), List.of(Long.toString(atLeast)));
+    }
+
+    private String leaseText(long leaseMillis) {
+        NumberText last = lastLease;
+        if (last.value() != leaseMillis) {
+            last = new NumberText(leaseMillis, Long.toString(leaseMillis));
+            lastLease = last;
+        }
+        return last.text();
     }
 
     private String fenceMode() {

@@ -220,7 +220,7 @@ final class Acquisition {
             reply = CompletableFuture.failedFuture(ex);
         }
         lastReply = reply;
-        then(until(reply, context.settings.redisTimeout().toNanos()), this::replied);
+        then(waits.untilReply(reply, context.settings.redisTimeout().toNanos()), this::replied);
     }
 
     private void replied() {

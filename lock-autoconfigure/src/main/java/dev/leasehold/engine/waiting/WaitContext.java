@@ -16,6 +16,7 @@ import dev.leasehold.engine.key.KeyLines;
 import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.support.CoarseTimeouts;
 import dev.leasehold.engine.support.LockTokens;
 
 /**
@@ -56,9 +57,12 @@ final class WaitContext {
      */
     final ScheduledThreadPoolExecutor timer;
 
+    /** Limits on Redis replies (almost never reached): one tick for all of them, no timer per request. */
+    final CoarseTimeouts timeouts;
+
     WaitContext(LockServer server, LockEngineSettings settings, LockTokens tokens, ReleaseSignals signals,
             KeyLines lines, Holdings holdings, LockObserver observer, CompletableFuture<Void> shutdown,
-            ScheduledThreadPoolExecutor timer) {
+            ScheduledThreadPoolExecutor timer, CoarseTimeouts timeouts) {
         this.server = server;
         this.settings = settings;
         this.tokens = tokens;
@@ -68,6 +72,7 @@ final class WaitContext {
         this.observer = observer;
         this.shutdown = shutdown;
         this.timer = timer;
+        this.timeouts = timeouts;
     }
 
     /** Runs {@code task} after the delay on the timer; null when it ran at once (the engine is closing). */

@@ -102,6 +102,24 @@ final class Waits {
         });
     }
 
+    /**
+     * {@link #until} for a Redis reply, whose limit ({@code leasehold.redis-timeout}) is almost never reached: on
+     * the engine's coarse timeouts rather than a timer of its own (it fires up to a tick late).
+     */
+    CompletableFuture<Void> untilReply(CompletableFuture<?> reply, long timeoutNanos) {
+        CompletableFuture<Void> wakeUp = new CompletableFuture<>();
+        wake = wakeUp;
+        if (stopping.getAsBoolean() || timeoutNanos <= 0 || reply.isDone()) {
+            wakeUp.complete(null);
+            return wakeUp;
+        }
+        CompletableFuture<Void> either = reply.runAfterEither(wakeUp, () -> {
+        });
+        context.timeouts.arm(either, timeoutNanos, () -> wakeUp.complete(null));
+        // never exceptionally: the step looks at the reply itself
+        return either.exceptionally(error -> null);
+    }
+
     private static void cancel(ScheduledFuture<?> timer) {
         if (timer != null) {
             timer.cancel(false);
