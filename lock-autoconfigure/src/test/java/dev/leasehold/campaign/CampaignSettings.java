@@ -4,6 +4,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.function.BiFunction;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.DynamicTest;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * What a campaign runs, from system properties: {@code leasehold.campaign.seconds} per run,
@@ -39,5 +45,21 @@ public record CampaignSettings(long seconds, List<String> configs, List<Long> se
             seeds.addAll(buildSeeds);
         }
         return new CampaignSettings(seconds, chosen, seeds);
+    }
+
+    /**
+     * A test per configuration and seed: the run, its row in the report, and no violation (else its seed and
+     * the command that replays it); at least {@code minSections} critical sections, so a run that did nothing fails.
+     */
+    public Stream<DynamicTest> tests(BiFunction<String, Long, EngineCampaign.Run> runner, int minSections) {
+        return configs.stream().flatMap(config -> seeds.stream().map(seed -> DynamicTest.dynamicTest(
+                config + " seed " + seed, () -> {
+                    EngineCampaign.Run run = runner.apply(config, seed);
+                    System.out.println(CampaignReport.header() + "\n" + CampaignReport.add(run));
+                    assertThat(run.findings().violations())
+                        .as("violations of seed %d on %s; replay with:%n%s", seed, config, CampaignReport.replayCommand(run))
+                        .isEmpty();
+                    assertThat(run.history().sections()).as("critical sections run").hasSizeGreaterThanOrEqualTo(minSections);
+                })));
     }
 }

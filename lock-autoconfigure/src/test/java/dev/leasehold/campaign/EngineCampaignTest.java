@@ -1,6 +1,5 @@
 package dev.leasehold.campaign;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
@@ -9,8 +8,6 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
 import dev.leasehold.campaign.CampaignServers.Config;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The engine-level campaign: for each configuration and seed, one run of random operations and faults on
@@ -24,20 +21,6 @@ class EngineCampaignTest {
     Stream<DynamicTest> campaign() {
         List<String> every = Arrays.stream(Config.values()).map(Config::name).toList();
         CampaignSettings settings = CampaignSettings.fromSystemProperties(12, every, every, List.of(1L));
-        List<DynamicTest> runs = new ArrayList<>();
-        for (String config : settings.configs()) {
-            for (long seed : settings.seeds()) {
-                runs.add(DynamicTest.dynamicTest(config + " seed " + seed, () -> {
-                    EngineCampaign.Run run = EngineCampaign.run(Config.valueOf(config), seed, settings.seconds());
-                    String report = CampaignReport.add(run);
-                    System.out.println(CampaignReport.header() + "\n" + report);
-                    assertThat(run.findings().violations())
-                        .as("violations of seed %d on %s; replay with:%n%s", seed, config, CampaignReport.replayCommand(run))
-                        .isEmpty();
-                    assertThat(run.history().sections()).as("critical sections run").isNotEmpty();
-                }));
-            }
-        }
-        return runs.stream();
+        return settings.tests((config, seed) -> EngineCampaign.run(Config.valueOf(config), seed, settings.seconds()), 1);
     }
 }
