@@ -74,6 +74,7 @@ public final class HistoryChecker {
         history.failures().stream().filter(failure -> !failure.documented()).forEach(failure -> violations.add(new Violation(
                 failure.at(), "S3 " + failure.op() + " on " + failure.key() + " threw " + failure.type() + ": " + failure.message())));
         double maxFree = freeWhileWaiting(history, byKey, violations);
+        passedOver(history, byKey, violations);
         long end = history.now();
         leftovers.forEach(leftover -> violations.add(new Violation(end, "L2 left behind: " + leftover)));
         int toldLost = (int) sections.stream().filter(section -> isTold(section, told)).count();
@@ -223,6 +224,37 @@ public final class HistoryChecker {
         return longest / 1e6;
     }
 
+    /**
+     * L1, first come first served: a wait that timed out while the other instances were granted the key
+     * {@value #PASSED_OVER} times or more, away from faults. Queued in Redis after its first try, an instance is
+     * served after the turns of those queued before it, each bounded (a turn takes only the waiters that came
+     * by shortly after its grant); a JVM whose waiters are stuck locally (a stranded key) never gets there.
+     */
+    private static void passedOver(History history, Map<String, List<Section>> byKey, List<Violation> violations) {
+        List<Fault> faults = history.faults();
+        for (Wait wait : history.waits()) {
+            if (!wait.outcome().equals("timed-out") || judgedPart(wait.start(), wait.end(), faults) < wait.end() - wait.start()) {
+                continue;
+            }
+            long othersGranted = byKey.getOrDefault(wait.key(), List.of()).stream()
+                .filter(section -> !section.shared() && !section.reentry() && !section.instance().equals(wait.instance())
+                        && section.grantedAt() > wait.start() && section.grantedAt() < wait.end())
+                .count();
+            if (othersGranted >= PASSED_OVER) {
+                violations.add(new Violation(wait.end(), "L1 " + wait.instance() + " waited for " + wait.key() + " from "
+                        + History.ms(wait.start()) + " to " + History.ms(wait.end()) + " ms and timed out while other "
+                        + "instances were granted it " + othersGranted + " times, no fault near"
+                        + (wait.detail().isEmpty() ? "" : "; after the wait: " + wait.detail())));
+            }
+        }
+    }
+
+    /**
+     * Grants to others within one timed-out wait that first come, first served cannot explain: two instances
+     * queued ahead, each turn at most {@code leasehold.hand-off.max-turn} (64) hand-offs, with room to spare.
+     */
+    static final int PASSED_OVER = 150;
+
     /** The sections just before and after {@code at}, and the waits on the key that ended near it. */
     private static String around(History history, List<Section> onKey, String key, long at) {
         String before = onKey.stream().filter(section -> section.keptUntil() <= at + 1)
@@ -237,7 +269,7 @@ public final class HistoryChecker {
     }
 
     /** The part of [from, to] away from every fault (its window plus the grace after it). */
-    private long judgedPart(long from, long to, List<Fault> faults) {
+    private static long judgedPart(long from, long to, List<Fault> faults) {
         long judged = to - from;
         for (Fault fault : faults) {
             long start = Math.max(from, fault.start());
