@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -49,11 +50,15 @@ class LockViewWaitTest extends RealRedisEngineTest {
         ExecutorService threads = Executors.newFixedThreadPool(3);
         try {
             List<Future<?>> contenders = new ArrayList<>();
-            contenders.add(threads.submit(() -> takeTurns("a", first.asLock("turns"), rounds, section, calls)));
+            // a's first turn lasts until b and c both wait (on a loaded machine a thread may start its wait late)
+            CountDownLatch othersWait = new CountDownLatch(1);
+            contenders.add(threads.submit(() -> takeTurns("a", first.asLock("turns"), rounds, section, calls, othersWait)));
             Await.until(Duration.ofSeconds(10), "a holds the key", () -> !calls.isEmpty());
-            contenders.add(threads.submit(() -> takeTurns("b", second.asLock("turns"), rounds, section, calls)));
+            contenders.add(threads.submit(() -> takeTurns("b", second.asLock("turns"), rounds, section, calls, null)));
             Await.until(Duration.ofSeconds(10), "b waits", () -> second.waitingCount() == 1);
-            contenders.add(threads.submit(() -> takeTurns("c", third.asLock("turns"), rounds, section, calls)));
+            contenders.add(threads.submit(() -> takeTurns("c", third.asLock("turns"), rounds, section, calls, null)));
+            Await.until(Duration.ofSeconds(10), "c waits", () -> third.waitingCount() == 1);
+            othersWait.countDown();
             for (Future<?> contender : contenders) {
                 contender.get(60, TimeUnit.SECONDS);
             }
@@ -137,14 +142,17 @@ class LockViewWaitTest extends RealRedisEngineTest {
     }
 
     /** Locks, holds for the section (the work), unlocks and at once asks again, {@code rounds} times. */
-    private static Void takeTurns(String contender, Lock lock, int rounds, Duration section, List<Call> calls)
-            throws InterruptedException {
+    private static Void takeTurns(String contender, Lock lock, int rounds, Duration section, List<Call> calls,
+            CountDownLatch firstTurnEnds) throws InterruptedException {
         for (int round = 1; round <= rounds; round++) {
             long started = System.nanoTime();
             lock.lock();
             try {
                 calls.add(new Call(contender, round, started, System.nanoTime()));
                 Thread.sleep(section.toMillis()); // the critical section's work
+                if (round == 1 && firstTurnEnds != null && !firstTurnEnds.await(30, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the others did not start waiting");
+                }
             }
             finally {
                 lock.unlock();
