@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -12,6 +13,7 @@ import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
 import dev.leasehold.campaign.History.Verdict;
 import dev.leasehold.engine.DefaultLockEngine;
+import dev.leasehold.engine.EngineDiagnostics;
 
 /** A worker's operations that make two events land together on purpose, at a random offset. */
 final class RacingOperations {
@@ -34,7 +36,8 @@ final class RacingOperations {
     }
 
     private void closeRacesCancelOnce(DefaultLockEngine engine, String key, long callStart) {
-        Optional<LockHandle> held = engine.tryLock(key, LockMode.EXCLUSIVE, worker.waitTime(false), worker.leaseTime());
+        // a watchdog lease: only those are handed on locally
+        Optional<LockHandle> held = engine.tryLock(key, LockMode.EXCLUSIVE, worker.waitTime(false), null);
         worker.waited(key, callStart, Duration.ZERO, held.isPresent());
         if (held.isEmpty()) {
             return;
@@ -45,23 +48,23 @@ final class RacingOperations {
         long waiterStart = worker.history.now();
         CompletableFuture<Optional<LockHandle>> waiter = engine
             .tryLockAsync(key, LockMode.EXCLUSIVE, Duration.ofMillis(1000 + worker.random.nextInt(2000)), null).toCompletableFuture();
+        EngineCampaign.await(Duration.ofSeconds(1), () -> waiter.isDone() || EngineDiagnostics.locallyQueued(engine) > 0);
         worker.pause();
         boolean heldAtEnd = held.get().isHeld();
         Verdict verdict = !readAccepted ? Verdict.READ_REFUSED : worker.store.write(key, token) ? Verdict.ACCEPTED : Verdict.WRITE_REFUSED;
         long endAt = worker.history.now();
-        long offsetMicros = worker.random.nextInt(150);
-        boolean cancelFirst = worker.random.nextBoolean();
-        CompletableFuture<?> release = CompletableFuture.runAsync(() -> {
-            if (!cancelFirst) {
-                held.get().close();
-            }
+        // the cancel lands from 800 µs before the release to 200 µs after it
+        long offsetNanos = (worker.random.nextInt(1000) - 800) * 1000L;
+        CountDownLatch go = new CountDownLatch(1);
+        CompletableFuture<Void> cancel = CompletableFuture.runAsync(() -> {
+            awaitQuietly(go);
+            spin(offsetNanos);
+            waiter.cancel(false);
         }, worker.others);
-        worker.scheduler.schedule(() -> waiter.cancel(false), offsetMicros, TimeUnit.MICROSECONDS);
-        if (cancelFirst) {
-            java.util.concurrent.locks.LockSupport.parkNanos(offsetMicros * 1000);
-            held.get().close();
-        }
-        release.join();
+        go.countDown();
+        spin(-offsetNanos);
+        held.get().close();
+        cancel.join();
         worker.record(engine, "closeRacesCancel", key, false, token, false, callStart, grantedAt, endAt, 0, verdict, true,
                 heldAtEnd, held.get().wasLost());
         try {
@@ -78,6 +81,22 @@ final class RacingOperations {
         catch (TimeoutException ex) {
             worker.history.failure(new History.Failure("tryLockAsync", worker.instance.name, key, "no outcome",
                     "the future did not complete within 10 s of its release", worker.history.now(), false));
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void spin(long nanos) {
+        long until = System.nanoTime() + nanos;
+        while (System.nanoTime() < until) {
+            Thread.onSpinWait();
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(5, TimeUnit.SECONDS);
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();

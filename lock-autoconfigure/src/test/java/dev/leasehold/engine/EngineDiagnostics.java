@@ -10,4 +10,9 @@ public final class EngineDiagnostics {
     public static int localGates(DefaultLockEngine engine) {
         return engine.localGateCount();
     }
+
+    /** Callers waiting in this engine's local queues (behind a holder in this JVM). */
+    public static int locallyQueued(DefaultLockEngine engine) {
+        return engine.locallyQueuedCount();
+    }
 }
