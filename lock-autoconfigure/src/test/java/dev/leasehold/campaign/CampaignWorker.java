@@ -81,7 +81,7 @@ final class CampaignWorker implements Runnable {
                     case "tryLockAsync" -> tryLockAsync(engine, key, callStart);
                     case "interrupted" -> interrupted(engine, key, callStart);
                     case "asLock" -> asLock(engine, key, callStart);
-                    case "closeRacesCancel" -> racing.closeRacesCancel(engine, key, callStart);
+                    case "closeRacesCancel" -> racing.closeRacesCancel(engine, callStart);
                     case "lateReentry" -> racing.lateReentry(engine, key, callStart);
                     default -> holdAtLeast(engine, key, callStart);
                 }

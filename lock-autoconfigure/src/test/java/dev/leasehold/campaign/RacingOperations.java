@@ -28,7 +28,11 @@ final class RacingOperations {
      * A holder's release and the cancel of a waiter queued behind it in the same instance, a few microseconds
      * apart either way: the hand-off to that waiter and its giving up land together.
      */
-    void closeRacesCancel(DefaultLockEngine engine, String key, long firstCallStart) {
+    /** The key only this operation takes: its waiter is then the head of its instance's local queue. */
+    static final String RACE_KEY = "race";
+
+    void closeRacesCancel(DefaultLockEngine engine, long firstCallStart) {
+        String key = RACE_KEY;
         // a few rounds: the window where the two meet is microseconds wide
         for (int round = 0; round < 5; round++) {
             closeRacesCancelOnce(engine, key, round == 0 ? firstCallStart : worker.history.now());
