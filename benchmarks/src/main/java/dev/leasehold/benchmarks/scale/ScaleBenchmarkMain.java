@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.leasehold.test.redis.TestRedisCluster;
 import dev.leasehold.test.redis.TestRedisServer;
 import dev.leasehold.test.redis.TestRedisServers;
 
@@ -48,6 +49,9 @@ public final class ScaleBenchmarkMain {
                 }
             }
         }
+        if (settings.parts().contains("cluster")) {
+            runCluster(settings, report);
+        }
         report.loadAfter = ScaleReport.loadAverage();
         return report;
     }
@@ -77,6 +81,29 @@ public final class ScaleBenchmarkMain {
                     settings.lease(), settings.waiterHold());
             report.put("waiters", contender, trial, row);
             log(trial, "waiters " + contender, WaitersPart.METRICS, row);
+        }
+    }
+
+    /** Item 5: Leasehold on a cluster of its own per size, each trial on the same cluster (a slot moved per trial). */
+    private static void runCluster(ScaleSettings settings, ScaleReport report) throws Exception {
+        int heldLocks = Math.min(settings.heldLocks(), 3_000);
+        for (int masters : settings.masters()) {
+            try (TestRedisCluster cluster = TestRedisCluster.start(masters)) {
+                ClusterNodes nodes = new ClusterNodes(cluster);
+                if (!settings.quick()) {
+                    ClusterPart.measure(nodes, 1, 100);
+                    System.out.println("warmed up cluster of " + masters);
+                }
+                String row = LeaseholdScale.ID + " " + masters + " masters";
+                for (int trial = 0; trial < settings.trials(); trial++) {
+                    double[] cost = ClusterPart.measure(nodes, settings.seconds(), heldLocks);
+                    report.put("cluster", row, trial, cost);
+                    log(trial, "cluster " + row, ClusterPart.METRICS, cost);
+                    double[] migration = SlotMigrationPart.measure(nodes, Math.min(settings.seconds(), 2));
+                    report.put("migration", row, trial, migration);
+                    log(trial, "migration " + row, SlotMigrationPart.METRICS, migration);
+                }
+            }
         }
     }
 
