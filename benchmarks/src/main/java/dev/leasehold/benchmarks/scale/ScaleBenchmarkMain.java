@@ -120,7 +120,9 @@ public final class ScaleBenchmarkMain {
                 WaitersPart.measure(contender, redis, Math.min(50, settings.waiterKeys()), 4, settings.lease(),
                         Duration.ofMillis(100));
             }
-            System.out.println("warmed up " + contender);
+            if (settings.parts().stream().anyMatch(part -> !part.equals("cluster"))) {
+                System.out.println("warmed up " + contender);
+            }
         }
     }
 

@@ -39,8 +39,8 @@ final class SlotMigrationPart {
             AtomicLong hotGrants = new AtomicLong();
             AtomicInteger inSection = new AtomicInteger();
             AtomicLong violations = new AtomicLong();
-            long loadSeconds = (long) Math.max(1, seconds);
-            long deadline = System.nanoTime() + 3 * loadSeconds * 1_000_000_000L;
+            long loadMillis = (long) Math.max(500, seconds * 1000);
+            long deadline = System.nanoTime() + 3 * loadMillis * 1_000_000L;
             List<Thread> threads = new ArrayList<>();
             for (ClusterEngine client : List.of(engine, second)) {
                 for (int t = 0; t < 2; t++) {
@@ -78,7 +78,7 @@ final class SlotMigrationPart {
                 }));
             }
             // a third of the load before the move, the move, the rest after it
-            Thread.sleep(loadSeconds * 1000);
+            Thread.sleep(loadMillis);
             long grantsBefore = hotGrants.get();
             long started = System.nanoTime();
             long moved = nodes.migrate(slot);
