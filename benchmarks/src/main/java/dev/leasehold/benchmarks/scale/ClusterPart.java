@@ -54,7 +54,7 @@ final class ClusterPart {
             // what a master spends with no client (cron, cluster bus): subtracted from the per-master cost
             List<ServerCounters> idleBefore = nodes.counters();
             long idleStarted = System.nanoTime();
-            Thread.sleep(1000);
+            Thread.sleep((long) Math.min(1000, seconds * 400));
             List<ServerCounters> before = nodes.counters();
             double idleSeconds = (System.nanoTime() - idleStarted) / 1e9;
             double[] idleCpuPerSecond = new double[masters];
@@ -118,7 +118,7 @@ final class ClusterPart {
             }
             List<ServerCounters> holdBefore = nodes.counters();
             // 6 ticks; fewer for a short run (the smoke test)
-            int ticks = (int) Math.max(3, Math.min(6, seconds * 2));
+            int ticks = (int) Math.max(2, Math.min(6, seconds * 2));
             Thread.sleep(ticks * LEASE.toMillis() / 3);
             List<ServerCounters> holdAfter = nodes.counters();
             double renewalsPerMasterTick = 0;

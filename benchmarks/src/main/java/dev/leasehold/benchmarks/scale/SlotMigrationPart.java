@@ -39,7 +39,7 @@ final class SlotMigrationPart {
             AtomicLong hotGrants = new AtomicLong();
             AtomicInteger inSection = new AtomicInteger();
             AtomicLong violations = new AtomicLong();
-            long loadMillis = (long) Math.max(500, seconds * 1000);
+            long loadMillis = (long) Math.max(300, seconds * 1000);
             long deadline = System.nanoTime() + 3 * loadMillis * 1_000_000L;
             List<Thread> threads = new ArrayList<>();
             for (ClusterEngine client : List.of(engine, second)) {

@@ -41,7 +41,7 @@ class ScaleSmokeTest {
     void leaseholdOnAClusterStaysOnEachKeysMasterAndSurvivesASlotMigration() throws Exception {
         Assumptions.assumeTrue(System.getenv(TestRedisServers.URL_VARIABLE) == null,
                 "a shared Redis is configured through " + TestRedisServers.URL_VARIABLE);
-        ScaleSettings settings = ScaleSettings.parse(new String[] { "--quick --parts=cluster --masters=3 --seconds=0.5 --locks=300" });
+        ScaleSettings settings = ScaleSettings.parse(new String[] { "--quick --parts=cluster --masters=3 --seconds=0.3 --locks=300" });
 
         ScaleReport report = ScaleBenchmarkMain.run(settings);
 
