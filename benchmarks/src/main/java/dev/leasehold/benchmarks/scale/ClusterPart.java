@@ -45,7 +45,7 @@ final class ClusterPart {
         int masters = nodes.masters().size();
         AtomicLong errors = new AtomicLong();
         try (ClusterEngine engine = new ClusterEngine(nodes, LEASE); ClusterEngine second = new ClusterEngine(nodes, LEASE)) {
-            warmUp(engine, second);
+            warmUp(seconds < 1 ? 20 : 200, engine, second);
             long redirectsBefore = nodes.redirects();
             // 1. uncontended throughput over many keys
             int[] owners = nodes.slotOwners();
@@ -177,9 +177,9 @@ final class ClusterPart {
     }
 
     /** Connections to every master and scripts loaded on each before anything is timed. */
-    static void warmUp(ClusterEngine... engines) {
+    static void warmUp(int keys, ClusterEngine... engines) {
         for (ClusterEngine engine : engines) {
-            for (int i = 0; i < 200; i++) {
+            for (int i = 0; i < keys; i++) {
                 engine.hold("warm-up-" + i).close();
             }
         }

@@ -37,10 +37,11 @@ public final class ScaleBenchmarkMain {
     static ScaleReport run(ScaleSettings settings) throws Exception {
         ScaleReport report = new ScaleReport(settings.trials());
         report.loadBefore = ScaleReport.loadAverage();
+        boolean standaloneParts = settings.parts().stream().anyMatch(part -> !part.equals("cluster"));
         // the whole data set stays in memory: no saving while a million locks are held
         try (TestRedisServer redis = TestRedisServers.startOwn(List.of("--save", "", "--appendonly", "no"), Map.of())) {
             report.redisVersion = redis.version();
-            if (!settings.quick()) {
+            if (!settings.quick() && standaloneParts) {
                 warmUp(settings, redis);
             }
             for (int trial = 0; trial < settings.trials(); trial++) {

@@ -27,7 +27,7 @@ final class SlotMigrationPart {
     static double[] measure(ClusterNodes nodes, double seconds) throws Exception {
         try (ClusterEngine engine = new ClusterEngine(nodes, ClusterPart.LEASE);
                 ClusterEngine second = new ClusterEngine(nodes, ClusterPart.LEASE)) {
-            ClusterPart.warmUp(engine, second);
+            ClusterPart.warmUp(seconds < 1 ? 20 : 200, engine, second);
             String run = "m" + Long.toString(System.nanoTime(), 36) + "-";
             String hotKey = run + "hot";
             int slot = ClusterNodes.slotOf(hotKey);
