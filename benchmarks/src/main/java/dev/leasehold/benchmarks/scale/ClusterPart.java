@@ -41,10 +41,13 @@ final class ClusterPart {
     private ClusterPart() {
     }
 
-    static double[] measure(ClusterNodes nodes, double seconds, int heldLocks) throws Exception {
+    /** {@code engine} and {@code second} are two clients on the cluster (the first does phases 1 and 2). */
+    static double[] measure(ClusterNodes nodes, ClusterEngine engine, ClusterEngine second, double seconds,
+            int heldLocks) throws Exception {
         int masters = nodes.masters().size();
         AtomicLong errors = new AtomicLong();
-        try (ClusterEngine engine = new ClusterEngine(nodes, LEASE); ClusterEngine second = new ClusterEngine(nodes, LEASE)) {
+        long lostBefore = engine.lost() + second.lost();
+        {
             warmUp(seconds < 1 ? 20 : 200, engine, second);
             long redirectsBefore = nodes.redirects();
             // 1. uncontended throughput over many keys
@@ -167,7 +170,7 @@ final class ClusterPart {
                 wakeCalls = ClusterNodes.sum(wakeCalls, nodes.counters().get(m).callsSince(wakeBefore.get(m)));
             }
             long redirects = nodes.redirects() - redirectsBefore;
-            long lost = engine.lost() + second.lost();
+            long lost = engine.lost() + second.lost() - lostBefore;
             return new double[] { acquisitions / elapsed, (double) commands / acquisitions, cpu * 1e6 / acquisitions,
                     busiest, min(commandsPerAcq), max(commandsPerAcq),
                     java.util.Arrays.stream(idleCpuPerSecond).average().orElse(0) * 1e3, min(cpuPerAcq), max(cpuPerAcq),

@@ -91,18 +91,23 @@ public final class ScaleBenchmarkMain {
         for (int masters : settings.masters()) {
             try (TestRedisCluster cluster = TestRedisCluster.start(masters)) {
                 ClusterNodes nodes = new ClusterNodes(cluster);
-                if (!settings.quick()) {
-                    ClusterPart.measure(nodes, 1, 100);
-                    System.out.println("warmed up cluster of " + masters);
-                }
                 String row = LeaseholdScale.ID + " " + masters + " masters";
-                for (int trial = 0; trial < settings.trials(); trial++) {
-                    double[] cost = ClusterPart.measure(nodes, settings.seconds(), heldLocks);
-                    report.put("cluster", row, trial, cost);
-                    log(trial, "cluster " + row, ClusterPart.METRICS, cost);
-                    double[] migration = SlotMigrationPart.measure(nodes, Math.min(settings.seconds(), 2));
-                    report.put("migration", row, trial, migration);
-                    log(trial, "migration " + row, SlotMigrationPart.METRICS, migration);
+                // two clients for every trial: connections and scripts on every master, as a running service has
+                try (ClusterEngine engine = new ClusterEngine(nodes, ClusterPart.LEASE);
+                        ClusterEngine second = new ClusterEngine(nodes, ClusterPart.LEASE)) {
+                    if (!settings.quick()) {
+                        ClusterPart.measure(nodes, engine, second, 1, 100);
+                        System.out.println("warmed up cluster of " + masters);
+                    }
+                    for (int trial = 0; trial < settings.trials(); trial++) {
+                        double[] cost = ClusterPart.measure(nodes, engine, second, settings.seconds(), heldLocks);
+                        report.put("cluster", row, trial, cost);
+                        log(trial, "cluster " + row, ClusterPart.METRICS, cost);
+                        double[] migration = SlotMigrationPart.measure(nodes, engine, second,
+                                Math.min(settings.seconds(), 2));
+                        report.put("migration", row, trial, migration);
+                        log(trial, "migration " + row, SlotMigrationPart.METRICS, migration);
+                    }
                 }
             }
         }

@@ -24,10 +24,11 @@ final class SlotMigrationPart {
     private SlotMigrationPart() {
     }
 
-    static double[] measure(ClusterNodes nodes, double seconds) throws Exception {
-        try (ClusterEngine engine = new ClusterEngine(nodes, ClusterPart.LEASE);
-                ClusterEngine second = new ClusterEngine(nodes, ClusterPart.LEASE)) {
-            ClusterPart.warmUp(seconds < 1 ? 20 : 200, engine, second);
+    /** {@code engine} and {@code second}: two clients on the cluster, warmed up. */
+    static double[] measure(ClusterNodes nodes, ClusterEngine engine, ClusterEngine second, double seconds)
+            throws Exception {
+        long lostBefore = engine.lost() + second.lost();
+        {
             String run = "m" + Long.toString(System.nanoTime(), 36) + "-";
             String hotKey = run + "hot";
             int slot = ClusterNodes.slotOf(hotKey);
@@ -96,7 +97,7 @@ final class SlotMigrationPart {
                     errors.incrementAndGet();
                 }
             }
-            long lost = engine.lost() + second.lost();
+            long lost = engine.lost() + second.lost() - lostBefore;
             return new double[] { moved, migrationMillis, grantsDuring, errors.get(), lost, violations.get(), kept };
         }
     }
