@@ -38,10 +38,21 @@ public final class ScaleBenchmarkMain {
         ScaleReport report = new ScaleReport(settings.trials());
         report.loadBefore = ScaleReport.loadAverage();
         boolean standaloneParts = settings.parts().stream().anyMatch(part -> !part.equals("cluster"));
+        if (standaloneParts) {
+            runStandalone(settings, report);
+        }
+        if (settings.parts().contains("cluster")) {
+            runCluster(settings, report);
+        }
+        report.loadAfter = ScaleReport.loadAverage();
+        return report;
+    }
+
+    private static void runStandalone(ScaleSettings settings, ScaleReport report) throws Exception {
         // the whole data set stays in memory: no saving while a million locks are held
         try (TestRedisServer redis = TestRedisServers.startOwn(List.of("--save", "", "--appendonly", "no"), Map.of())) {
             report.redisVersion = redis.version();
-            if (!settings.quick() && standaloneParts) {
+            if (!settings.quick()) {
                 warmUp(settings, redis);
             }
             for (int trial = 0; trial < settings.trials(); trial++) {
@@ -50,11 +61,6 @@ public final class ScaleBenchmarkMain {
                 }
             }
         }
-        if (settings.parts().contains("cluster")) {
-            runCluster(settings, report);
-        }
-        report.loadAfter = ScaleReport.loadAverage();
-        return report;
     }
 
     private static void runTrial(ScaleSettings settings, TestRedisServer redis, ScaleReport report, int trial,
@@ -90,6 +96,9 @@ public final class ScaleBenchmarkMain {
         int heldLocks = Math.min(settings.heldLocks(), 3_000);
         for (int masters : settings.masters()) {
             try (TestRedisCluster cluster = TestRedisCluster.start(masters)) {
+                if ("?".equals(report.redisVersion)) {
+                    report.redisVersion = cluster.nodes().get(0).version();
+                }
                 ClusterNodes nodes = new ClusterNodes(cluster);
                 String row = LeaseholdScale.ID + " " + masters + " masters";
                 // two clients for every trial: connections and scripts on every master, as a running service has
