@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.leasehold.test.redis.TestRedisCluster;
 import dev.leasehold.test.redis.TestRedisServer;
 import dev.leasehold.test.redis.TestRedisServers;
 
@@ -36,6 +37,18 @@ public final class ScaleBenchmarkMain {
     static ScaleReport run(ScaleSettings settings) throws Exception {
         ScaleReport report = new ScaleReport(settings.trials());
         report.loadBefore = ScaleReport.loadAverage();
+        boolean standaloneParts = settings.parts().stream().anyMatch(part -> !part.equals("cluster"));
+        if (standaloneParts) {
+            runStandalone(settings, report);
+        }
+        if (settings.parts().contains("cluster")) {
+            runCluster(settings, report);
+        }
+        report.loadAfter = ScaleReport.loadAverage();
+        return report;
+    }
+
+    private static void runStandalone(ScaleSettings settings, ScaleReport report) throws Exception {
         // the whole data set stays in memory: no saving while a million locks are held
         try (TestRedisServer redis = TestRedisServers.startOwn(List.of("--save", "", "--appendonly", "no"), Map.of())) {
             report.redisVersion = redis.version();
@@ -48,8 +61,6 @@ public final class ScaleBenchmarkMain {
                 }
             }
         }
-        report.loadAfter = ScaleReport.loadAverage();
-        return report;
     }
 
     private static void runTrial(ScaleSettings settings, TestRedisServer redis, ScaleReport report, int trial,
@@ -80,6 +91,37 @@ public final class ScaleBenchmarkMain {
         }
     }
 
+    /** Item 5: Leasehold on a cluster of its own per size, each trial on the same cluster (a slot moved per trial). */
+    private static void runCluster(ScaleSettings settings, ScaleReport report) throws Exception {
+        int heldLocks = Math.min(settings.heldLocks(), 3_000);
+        for (int masters : settings.masters()) {
+            try (TestRedisCluster cluster = TestRedisCluster.start(masters)) {
+                if ("?".equals(report.redisVersion)) {
+                    report.redisVersion = cluster.nodes().get(0).version();
+                }
+                ClusterNodes nodes = new ClusterNodes(cluster);
+                String row = LeaseholdScale.ID + " " + masters + " masters";
+                // two clients for every trial: connections and scripts on every master, as a running service has
+                try (ClusterEngine engine = new ClusterEngine(nodes, ClusterPart.LEASE);
+                        ClusterEngine second = new ClusterEngine(nodes, ClusterPart.LEASE)) {
+                    if (!settings.quick()) {
+                        ClusterPart.measure(nodes, engine, second, 1, 100);
+                        System.out.println("warmed up cluster of " + masters);
+                    }
+                    for (int trial = 0; trial < settings.trials(); trial++) {
+                        double[] cost = ClusterPart.measure(nodes, engine, second, settings.seconds(), heldLocks);
+                        report.put("cluster", row, trial, cost);
+                        log(trial, "cluster " + row, ClusterPart.METRICS, cost);
+                        double[] migration = SlotMigrationPart.measure(nodes, engine, second,
+                                Math.min(settings.seconds(), 2));
+                        report.put("migration", row, trial, migration);
+                        log(trial, "migration " + row, SlotMigrationPart.METRICS, migration);
+                    }
+                }
+            }
+        }
+    }
+
     /** One small unmeasured round of each part and contender, so no trial runs on a cold JIT. */
     private static void warmUp(ScaleSettings settings, TestRedisServer redis) throws Exception {
         for (String contender : settings.contenders()) {
@@ -93,7 +135,9 @@ public final class ScaleBenchmarkMain {
                 WaitersPart.measure(contender, redis, Math.min(50, settings.waiterKeys()), 4, settings.lease(),
                         Duration.ofMillis(100));
             }
-            System.out.println("warmed up " + contender);
+            if (settings.parts().stream().anyMatch(part -> !part.equals("cluster"))) {
+                System.out.println("warmed up " + contender);
+            }
         }
     }
 

@@ -73,6 +73,10 @@ final class ScaleReport {
         total += sum("keys", contender, DistinctKeysPart.METRICS, "errors");
         total += sum("keys", contender, DistinctKeysPart.METRICS, "keys without TTL");
         total += sum("waiters", contender, WaitersPart.METRICS, "granted before release");
+        total += sum("cluster", contender, ClusterPart.METRICS, "errors + lost");
+        total += sum("migration", contender, SlotMigrationPart.METRICS, "errors");
+        total += sum("migration", contender, SlotMigrationPart.METRICS, "locks lost");
+        total += sum("migration", contender, SlotMigrationPart.METRICS, "exclusion violations");
         return total;
     }
 
@@ -106,6 +110,12 @@ final class ScaleReport {
                 + settings.waiterKeys() + " keys over " + WaitersPart.CLIENTS + " independent clients in one JVM, each holder keeps"
                 + " its key " + settings.waiterHold().toMillis() + " ms (releases at an even pace)",
                 WaitersPart.METRICS);
+        table(out, "cluster", "Cluster: " + ClusterPart.THREADS + " threads over " + ClusterPart.KEYS
+                + " keys, one client, lease " + ClusterPart.LEASE.toMillis() + " ms; per master = that master's"
+                + " commands (CPU) / the acquisitions whose key it owns", ClusterPart.METRICS);
+        table(out, "migration", "Slot migration under load: the hot key's slot moved to the next master while"
+                + " 2 clients x 2 threads share the hot key, 4 threads cycle 10,000 keys and "
+                + SlotMigrationPart.HELD + " locks in the slot are held", SlotMigrationPart.METRICS);
         return out.toString();
     }
 

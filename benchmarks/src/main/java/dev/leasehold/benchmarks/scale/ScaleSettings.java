@@ -7,7 +7,7 @@ import java.util.List;
 /** The Scale part's arguments ({@code -Dbenchmarks.args="..."}); see benchmarks/README.md. */
 record ScaleSettings(List<String> parts, List<String> contenders, int trials, int heldLocks, Duration lease,
         int leasePeriods, List<Integer> instanceCounts, double seconds, int waiterKeys, int waitersPerKey,
-        Duration waiterHold, int distinctKeys, String results, boolean quick) {
+        Duration waiterHold, int distinctKeys, List<Integer> masters, String results, boolean quick) {
 
     static ScaleSettings parse(String[] given) {
         // -Dbenchmarks.args="..." arrives as one argument
@@ -28,6 +28,7 @@ record ScaleSettings(List<String> parts, List<String> contenders, int trials, in
                 Integer.parseInt(value(args, "--waiters-per-key=", "10")),
                 Duration.ofMillis(Long.parseLong(value(args, "--waiter-hold-ms=", quick ? "200" : "1000"))),
                 Integer.parseInt(value(args, "--distinct-keys=", quick ? "500" : full ? "1000000" : "100000")),
+                list(value(args, "--masters=", "3,6")).stream().map(Integer::parseInt).toList(),
                 value(args, "--results=", null), quick);
     }
 

@@ -35,4 +35,27 @@ class ScaleSmokeTest {
         assertThat(report.median("waiters", RedissonScale.ID, 1)).as("wake-up p99 measured").isPositive();
         assertThat(report.render(settings)).contains("### Held locks", "### Many instances", "### Many waiters");
     }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void leaseholdOnAClusterStaysOnEachKeysMasterAndSurvivesASlotMigration() throws Exception {
+        Assumptions.assumeTrue(System.getenv(TestRedisServers.URL_VARIABLE) == null,
+                "a shared Redis is configured through " + TestRedisServers.URL_VARIABLE);
+        ScaleSettings settings = ScaleSettings.parse(new String[] { "--quick --parts=cluster --masters=3 --seconds=0.3 --locks=300" });
+
+        ScaleReport report = ScaleBenchmarkMain.run(settings);
+
+        assertThat(report.problems(LeaseholdScale.ID)).as("errors, lost locks, violations").isZero();
+        String row = LeaseholdScale.ID + " 3 masters";
+        java.util.List<String> metrics = java.util.Arrays.asList(ClusterPart.METRICS);
+        assertThat(report.median("cluster", row, metrics.indexOf("MOVED + ASK"))).as("cross-node traffic").isZero();
+        assertThat(report.median("cluster", row, metrics.indexOf("PUBLISH (broadcast)"))).as("sharded wake-ups").isZero();
+        assertThat(report.median("cluster", row, metrics.indexOf("SPUBLISH / grant"))).isPositive();
+        assertThat(report.median("cluster", row, metrics.indexOf("per-master commands / acq min"))).isPositive();
+        assertThat(report.median("migration", row, java.util.Arrays.asList(SlotMigrationPart.METRICS).indexOf("keys moved")))
+            .as("the held locks' keys at least").isGreaterThanOrEqualTo(SlotMigrationPart.HELD);
+        assertThat(report.median("migration", row, java.util.Arrays.asList(SlotMigrationPart.METRICS).indexOf("held locks kept")))
+            .isEqualTo(SlotMigrationPart.HELD);
+        assertThat(report.render(settings)).contains("### Cluster", "### Slot migration");
+    }
 }
