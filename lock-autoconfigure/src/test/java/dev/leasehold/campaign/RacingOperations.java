@@ -53,6 +53,11 @@ final class RacingOperations {
         CompletableFuture<Optional<LockHandle>> waiter = engine
             .tryLockAsync(key, LockMode.EXCLUSIVE, Duration.ofMillis(1000 + worker.random.nextInt(2000)), null).toCompletableFuture();
         EngineCampaign.await(Duration.ofSeconds(1), () -> waiter.isDone() || EngineDiagnostics.locallyQueued(engine) > 0);
+        // and behind it a fixed-lease caller, which a hand-off passes over (it must start its own lease in Redis)
+        long behindStart = worker.history.now();
+        CompletableFuture<Optional<LockHandle>> behind = CompletableFuture.supplyAsync(
+                () -> engine.tryLock(key, LockMode.EXCLUSIVE, Duration.ofSeconds(3), Duration.ofMillis(1000)), worker.others);
+        EngineCampaign.await(Duration.ofSeconds(1), () -> behind.isDone() || EngineDiagnostics.locallyQueued(engine) > 1);
         worker.pause();
         boolean heldAtEnd = held.get().isHeld();
         Verdict verdict = !readAccepted ? Verdict.READ_REFUSED : worker.store.write(key, token) ? Verdict.ACCEPTED : Verdict.WRITE_REFUSED;
@@ -85,6 +90,21 @@ final class RacingOperations {
         catch (TimeoutException ex) {
             worker.history.failure(new History.Failure("tryLockAsync", worker.instance.name, key, "no outcome",
                     "the future did not complete within 10 s of its release", worker.history.now(), false));
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            Optional<LockHandle> after = behind.get(10, TimeUnit.SECONDS);
+            worker.history.waited(worker.instance.name, key, behindStart, after.isPresent() ? "granted" : "timed-out");
+            after.ifPresent(handle -> worker.section(engine, handle, "closeRacesCancel", key, false, behindStart, 0, true, false));
+        }
+        catch (ExecutionException ex) {
+            worker.failed("tryLock", key, behindStart, ex.getCause());
+        }
+        catch (TimeoutException ex) {
+            worker.history.failure(new History.Failure("tryLock", worker.instance.name, key, "no outcome",
+                    "a 3 s tryLock did not return within 10 s", worker.history.now(), false));
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
