@@ -18,6 +18,9 @@ import dev.leasehold.engine.EngineDiagnostics;
 /** A worker's operations that make two events land together on purpose, at a random offset. */
 final class RacingOperations {
 
+    /** A thread of its own for each task: the shared pools may be busy, and these must run now. */
+    private static final java.util.concurrent.Executor OWN_THREAD = task -> new Thread(task, "campaign-racer").start();
+
     private final CampaignWorker worker;
 
     RacingOperations(CampaignWorker worker) {
@@ -56,7 +59,7 @@ final class RacingOperations {
         // and behind it a fixed-lease caller, which a hand-off passes over (it must start its own lease in Redis)
         long behindStart = worker.history.now();
         CompletableFuture<Optional<LockHandle>> behind = CompletableFuture.supplyAsync(
-                () -> engine.tryLock(key, LockMode.EXCLUSIVE, Duration.ofSeconds(3), Duration.ofMillis(1000)), worker.others);
+                () -> engine.tryLock(key, LockMode.EXCLUSIVE, Duration.ofSeconds(3), Duration.ofMillis(1000)), OWN_THREAD);
         EngineCampaign.await(Duration.ofSeconds(1), () -> behind.isDone() || EngineDiagnostics.locallyQueued(engine) > 1);
         worker.pause();
         boolean heldAtEnd = held.get().isHeld();
@@ -69,7 +72,7 @@ final class RacingOperations {
             awaitQuietly(go);
             spin(offsetNanos);
             waiter.cancel(false);
-        }, worker.others);
+        }, OWN_THREAD);
         go.countDown();
         spin(-offsetNanos);
         held.get().close();
