@@ -42,6 +42,32 @@ class LockServerStepsTest {
         return step.get(5, TimeUnit.SECONDS);
     }
 
+    /**
+     * Found by the campaign (replica-ack configuration): the fair queue's head was a reader that queued before a
+     * writer, and the writer's mark (kept readers out while it waited for the readers holding) refused that reader
+     * too, while the writer was refused as not the head: the key stood free until the mark ran out or the writer
+     * tried again. A reader that queued before the marking writer goes first.
+     */
+    @Test
+    void aReaderQueuedBeforeAWaitingWriterIsNotKeptOutByItsMark() throws Exception {
+        LockKeys keys = LockKeys.of("lock:", "reader-ahead");
+        assertThat(await(server.acquire(keys, LockMode.EXCLUSIVE, "x", 30_000, 0, "x", true)).granted()).isTrue();
+        // a reader of another instance queues behind the holder
+        assertThat(await(server.acquire(keys, LockMode.READ, "r1-try", 30_000, 0, "r1", true)).granted()).isFalse();
+        assertThat(await(server.release(keys, LockMode.EXCLUSIVE, "x"))).isTrue();
+        // before that reader tries again, a reader that does not queue comes by and shares
+        assertThat(await(server.acquire(keys, LockMode.READ, "r0", 30_000, 0, "r0", false)).granted()).isTrue();
+        // a writer: refused because of the reader, it marks the key and queues behind the first reader
+        assertThat(await(server.acquire(keys, LockMode.WRITE, "w-try", 30_000, 10_000, "w", true)).granted()).isFalse();
+        assertThat(await(server.release(keys, LockMode.READ, "r0"))).isTrue();
+        // the first reader queued before the writer: its turn now, not after the mark's 10 s
+        assertThat(await(server.acquire(keys, LockMode.READ, "r1", 30_000, 0, "r1", true)).granted()).isTrue();
+        // and the writer after it
+        assertThat(await(server.acquire(keys, LockMode.WRITE, "w-try-2", 30_000, 10_000, "w", true)).granted()).isFalse();
+        assertThat(await(server.release(keys, LockMode.READ, "r1"))).isTrue();
+        assertThat(await(server.acquire(keys, LockMode.WRITE, "w", 30_000, 10_000, "w", true)).granted()).isTrue();
+    }
+
     @Test
     void everyStepAnswersForItsOwnTokenOnly() throws Exception {
         LockKeys keys = LockKeys.of("lock:", "steps");

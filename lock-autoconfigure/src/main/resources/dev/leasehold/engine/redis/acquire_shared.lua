@@ -32,10 +32,17 @@ if holderTtl ~= -2 then
 end
 local writerWaiting = redis.call('PTTL', KEYS[3])
 if writerWaiting ~= -2 then
-    if writerWaiting < 0 then
-        writerWaiting = lease
+    -- the mark keeps out readers that came after the waiting writer; one that queued before it goes first
+    -- (first come, first served: refused here, the queue's head would wait for a writer that waits for it)
+    local writer = redis.call('GET', KEYS[3])
+    local readerRank = writer and redis.call('ZRANK', KEYS[5], member)
+    local writerRank = readerRank and redis.call('ZRANK', KEYS[5], writer .. '|W')
+    if not (readerRank and writerRank and readerRank < writerRank) then
+        if writerWaiting < 0 then
+            writerWaiting = lease
+        end
+        return refuse(writerWaiting)
     end
-    return refuse(writerWaiting)
 end
 if redis.call('EXISTS', KEYS[5]) == 1 then
     pruneQueue(KEYS[5], KEYS[6], nowMs)
