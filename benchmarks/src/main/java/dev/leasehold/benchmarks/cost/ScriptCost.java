@@ -46,11 +46,11 @@ final class ScriptCost {
         variants.put("two empty scripts, 1 key 1 argument each", new Variant("return 1", "return 1", false));
         variants.put("two empty scripts with Leasehold's keys and arguments (6+8, 3+6)",
                 new Variant("return 1", "return 1", true));
-        variants.put("acquire: EXISTS + SET NX PX (no fencing token); release: GET, DEL, EXISTS",
+        variants.put("acquire: EXISTS + SET NX PX (no fencing token); release: GET, TIME, DEL, EXISTS",
                 new Variant("if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[5]) == 0 and redis.call('SET', KEYS[1], "
                         + "ARGV[1], 'NX', 'PX', tonumber(ARGV[2])) then return {1, 1, 1} end return {0, 1}",
                         ScriptSource.withQueue("release_exclusive"), true));
-        variants.put("Leasehold's scripts (acquire adds TIME + SET PX GET: the fencing token)",
+        variants.put("Leasehold's scripts (acquire adds TIME + GET: the fencing token, kept in the lock's value)",
                 new Variant(fence, ScriptSource.withQueue("release_exclusive"), true));
         RedisClient client = RedisClient.create(RedisURI.create(server.host(), server.port()));
         StringBuilder out = new StringBuilder("| variant (one lock + unlock) | Redis CPU µs/cycle | script µs/call |\n"
@@ -96,7 +96,7 @@ final class ScriptCost {
                         replies.add(commands.evalsha(acquire, ScriptOutputType.MULTI, keys, TOKEN, "30000", "0", WAITER,
                                 "clock", "1", "3000", "16"));
                         replies.add(commands.evalsha(release, ScriptOutputType.INTEGER,
-                                new String[] { keys[0], keys[4], keys[5] }, TOKEN, base + ":released", "", "0", "queued",
+                                new String[] { keys[0], keys[4], keys[5], keys[3] }, TOKEN, base + ":released", "", "0", "queued",
                                 "3000"));
                     }
                     else {
