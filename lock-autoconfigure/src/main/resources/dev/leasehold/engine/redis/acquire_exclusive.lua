@@ -12,18 +12,19 @@
 local lease = tonumber(ARGV[2])
 local blockSize = tonumber(ARGV[8] or '1')
 local countRule = ARGV[5] == 'count'
--- fast path: no readers, no writer waiting for readers, nobody queued
-local fastPath = redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5]) == 0
+-- fast path: not held, no readers, no writer waiting for readers, nobody queued, and (clock rule) no counter
+-- key to read: the usual one, since the last token lives in the lock's value while it is held
+local fastPath = redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], countRule and KEYS[1] or KEYS[4]) == 0
 
 -- grants the key to this try's token and lease, with its fencing token and block recorded in the value
-local function grant()
-    local granted = grantFence(KEYS[4], lease, blockSize, countRule, false)
+local function grant(counterAbsent)
+    local granted = grantFence(KEYS[4], lease, blockSize, countRule, false, nil, counterAbsent)
     redis.call('SET', KEYS[1], lockValue(ARGV[1], granted[3]), 'PX', lease)
     return granted
 end
 
 if fastPath then
-    return grant()
+    return grant(true)
 end
 
 -- @queue.lua

@@ -17,8 +17,9 @@ end
 -- holder's JVM ({1, first, last}). An exclusive grant records the block's end in the lock's value
 -- (owner.lua), so the counter key is written only when the block reaches beyond the lease (the key could
 -- expire before the clock passes it); a shared grant (keepsCounter) has no value of its own and writes it.
--- afterMicros: a token this grant must be above besides the counter (the holder's previous block).
-local function grantFence(fenceKey, lease, blockSize, countRule, keepsCounter, afterMicros)
+-- above: a token the grant must be above besides the counter key (the holder's previous block), or nil;
+-- counterAbsent: the caller has just seen that there is no counter key (the uncontended path), so no GET.
+local function grantFence(fenceKey, lease, blockSize, countRule, keepsCounter, above, counterAbsent)
     if countRule then
         -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
         local counted = redis.call('INCRBY', fenceKey, blockSize)
@@ -26,7 +27,10 @@ local function grantFence(fenceKey, lease, blockSize, countRule, keepsCounter, a
         return {1, counted - blockSize + 1, counted}
     end
     local now = serverMicros()
-    local fence = math.max(now, tonumber(redis.call('GET', fenceKey) or '0') + 1, (afterMicros or 0) + 1)
+    local fence = math.max(now, (above or 0) + 1)
+    if not counterAbsent then
+        fence = math.max(fence, tonumber(redis.call('GET', fenceKey) or '0') + 1)
+    end
     local last = fence + blockSize - 1
     if keepsCounter or last >= now + lease * 1000 - 1000 then
         counterWrite(fenceKey, last, lease + 60000)
@@ -36,8 +40,7 @@ end
 
 -- At a release (or a take-back) of an exclusive lock: when its tokens reach the clock, the counter key keeps
 -- the next grant above them (otherwise the next grant's clock is above them anyway).
-local function keepFenceAfterRelease(fenceKey, value, nowMicros, keepMs)
-    local last = lastFenceOf(value)
+local function keepFenceAfterRelease(fenceKey, last, nowMicros, keepMs)
     if last >= nowMicros then
         counterWrite(fenceKey, math.max(last, tonumber(redis.call('GET', fenceKey) or '0')), keepMs + 60000)
     end

@@ -4,12 +4,27 @@
 -- or expiring lock's tokens reach past the server clock (see fence.lua). A bare '<owner token>' (written by
 -- an earlier version) is still owned by that token.
 
-local function ownedBy(value, token)
+-- the last fencing token recorded for token in the lock's value (0: none recorded), or nil when token does
+-- not own the lock
+local function ownersLastFence(value, token)
     if not value then
-        return false
+        return nil
     end
     local length = #token
-    return string.sub(value, 1, length) == token and (#value == length or string.byte(value, length + 1) == 64)
+    if string.sub(value, 1, length) ~= token then
+        return nil
+    end
+    if #value == length then
+        return 0
+    end
+    if string.byte(value, length + 1) ~= 64 then
+        return nil
+    end
+    return tonumber(string.sub(value, length + 2))
+end
+
+local function ownedBy(value, token)
+    return ownersLastFence(value, token) ~= nil
 end
 
 local function lockValue(token, last)

@@ -9,13 +9,13 @@
 -- ARGV[6] how long a queue head has to claim the key granted to it, ms
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (an ACL user without rights on
 -- the channel: waiters elsewhere then wake at their re-check), 0 when the token no longer owned the lock.
-local value = redis.call('GET', KEYS[1])
-if not ownedBy(value, ARGV[1]) then
+local last = ownersLastFence(redis.call('GET', KEYS[1]), ARGV[1])
+if not last then
     return 0
 end
 local keepMs = tonumber(ARGV[4] or '0')
 local nowMicros = serverMicros()
-keepFenceAfterRelease(KEYS[4], value, nowMicros, keepMs)
+keepFenceAfterRelease(KEYS[4], last, nowMicros, keepMs)
 if keepMs > 0 then
     -- holdAtLeast: the holder is done, but the key stays taken for the time left (no wake-up yet)
     redis.call('PEXPIRE', KEYS[1], keepMs)

@@ -7,13 +7,13 @@
 
 -- @queue.lua
 
-local value = redis.call('GET', KEYS[1])
-if not ownedBy(value, ARGV[1]) then
+local last = ownersLastFence(redis.call('GET', KEYS[1]), ARGV[1])
+if not last then
     return {0}
 end
 local lease = tonumber(ARGV[2])
 -- the new block starts above the holder's previous one (recorded in the value) and the counter
-local grant = grantFence(KEYS[2], lease, tonumber(ARGV[3]), ARGV[4] == 'count', false, lastFenceOf(value))
+local grant = grantFence(KEYS[2], lease, tonumber(ARGV[3]), ARGV[4] == 'count', false, last, false)
 redis.call('SET', KEYS[1], lockValue(ARGV[1], grant[3]), 'PX', lease)
 local othersQueued = 0
 if redis.call('EXISTS', KEYS[3]) == 1 then
