@@ -7,6 +7,7 @@ import java.time.Duration;
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockService;
 import dev.leasehold.engine.LockEngineSettings;
+import dev.leasehold.engine.ReservedFences;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.Test;
@@ -58,9 +59,10 @@ class TuningPropertiesTest {
                 "leasehold.key-prefix=block-" + client + ":").run(context -> {
                     LockService locks = context.getBean(LockService.class);
                     try (LockHandle handle = locks.lock("blocked", Duration.ofSeconds(1))) {
-                        // the grant reserves the 3 tokens after its own: the counter stands at the block's end
-                        String counter = redis.server().command("GET", LockKeys.of("block-" + client + ":", "blocked").fence());
-                        assertThat(Long.parseLong(counter.trim())).isEqualTo(handle.fencingToken() + 3);
+                        // the grant reserves the 3 tokens after its own: Redis records the block's end
+                        long reserved = ReservedFences.lastHandedOut(redis.server(),
+                                LockKeys.of("block-" + client + ":", "blocked"));
+                        assertThat(reserved).isEqualTo(handle.fencingToken() + 3);
                     }
                 });
     }

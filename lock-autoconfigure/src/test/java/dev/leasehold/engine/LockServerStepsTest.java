@@ -16,6 +16,8 @@ import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.test.redis.TestRedisServer;
 
 /** Each per-server step answers what its contract says (a failing script must not pass for a done step). */
 class LockServerStepsTest {
@@ -66,6 +68,39 @@ class LockServerStepsTest {
         assertThat(await(server.acquire(keys, LockMode.WRITE, "w-try-2", 30_000, 10_000, "w", true)).granted()).isFalse();
         assertThat(await(server.release(keys, LockMode.READ, "r1"))).isTrue();
         assertThat(await(server.acquire(keys, LockMode.WRITE, "w", 30_000, 10_000, "w", true)).granted()).isTrue();
+    }
+
+    /**
+     * The last token a grant hands out is kept in the lock's value while it is held, and in a counter key only
+     * when a block reaches past the clock: at the grant when it reaches past the lease (the key could expire
+     * first), at the release when the clock has not passed it yet. Either way the next grant is above it. A
+     * block of 10 million tokens is 10 s of the µs clock: past a 2 s lease, within a 60 s lease.
+     */
+    @Test
+    void aTokenBlockThatReachesPastTheClockKeepsTheNextGrantAboveIt() throws Exception {
+        TestRedisServer redis = LockServerStepsTest.redis.server();
+        for (long leaseMillis : new long[] { 2_000, 60_000 }) {
+            LockKeys keys = LockKeys.of("lock:", "wide-block-" + leaseMillis);
+            LockServer wide = ((dev.leasehold.engine.redis.ScriptedLockServer) fixture.server("lock:"))
+                .fairQueue(new FairQueue(Duration.ofSeconds(3), Duration.ofSeconds(3), Duration.ofSeconds(1), 10_000_000));
+            Grant grant = await(wide.acquire(keys, LockMode.EXCLUSIVE, "wide", leaseMillis, 0, "wide"));
+            assertThat(grant.granted()).isTrue();
+            long blockEnd = ReservedFences.lastHandedOut(redis, keys);
+            assertThat(blockEnd).isEqualTo(grant.fencingToken() + 10_000_000 - 1);
+            assertThat(redis.command("EXISTS", keys.fence())).isEqualTo(leaseMillis == 2_000 ? "1" : "0");
+            assertThat(await(wide.release(keys, LockMode.EXCLUSIVE, "wide"))).isTrue();
+            // released well within the block's 10 s: the counter key keeps the next grant above it
+            assertThat(Long.parseLong(redis.command("GET", keys.fence()))).isEqualTo(blockEnd);
+            Grant next = await(server.acquire(keys, LockMode.EXCLUSIVE, "next", 30_000, 0, "next"));
+            assertThat(next.fencingToken()).isGreaterThan(blockEnd);
+            assertThat(await(server.release(keys, LockMode.EXCLUSIVE, "next"))).isTrue();
+        }
+        // a grant with the default block leaves no counter key behind: nothing to pile up per key
+        LockKeys plain = LockKeys.of("lock:", "plain-block");
+        assertThat(await(server.acquire(plain, LockMode.EXCLUSIVE, "plain", 30_000, 0, "plain")).granted()).isTrue();
+        assertThat(redis.command("GET", plain.lock())).startsWith("plain@");
+        assertThat(await(server.release(plain, LockMode.EXCLUSIVE, "plain"))).isTrue();
+        assertThat(redis.command("EXISTS", plain.lock(), plain.fence())).isEqualTo("0");
     }
 
     @Test

@@ -106,14 +106,21 @@ class MutualExclusionTest extends EveryServerEngineTest {
     void tokensAreUniquePerAcquisitionNotPerProcess() {
         DefaultLockEngine engine = fixture.engine();
         LockHandle first = engine.lock("a", Duration.ZERO);
-        String firstToken = redis.server().command("GET", "lock:{a}");
+        String firstToken = ownerToken(redis.server().command("GET", "lock:{a}"), first);
         first.close();
         LockHandle second = engine.lock("a", Duration.ZERO);
-        String secondToken = redis.server().command("GET", "lock:{a}");
+        String secondToken = ownerToken(redis.server().command("GET", "lock:{a}"), second);
         second.close();
         assertThat(firstToken).startsWith(engine.instanceId() + ":");
         assertThat(secondToken).startsWith(engine.instanceId() + ":").isNotEqualTo(firstToken);
         // 128 random bits, base64url without padding
         assertThat(firstToken.substring(engine.instanceId().length() + 1)).hasSize(22);
+    }
+
+    /** The lock's value is '<owner token>@<last fencing token of its block>'. */
+    private static String ownerToken(String value, LockHandle handle) {
+        int at = value.lastIndexOf('@');
+        assertThat(Long.parseLong(value.substring(at + 1))).isGreaterThanOrEqualTo(handle.fencingToken());
+        return value.substring(0, at);
     }
 }

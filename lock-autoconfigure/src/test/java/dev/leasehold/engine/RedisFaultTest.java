@@ -157,9 +157,11 @@ class RedisFaultTest extends EveryServerEngineTest {
                 previous = handle.fencingToken();
             }
         }
-        // the counter does not pile up forever: it expires a minute after the lease of its last grant
+        // nothing piles up per key: the last token lives in the lock's value while it is held, and a counter key,
+        // when a release had to write one (tokens ahead of the clock), expires a minute later
         long counterTtl = Long.parseLong(redis.server().command("PTTL", "lock:{fenced}:fence"));
-        assertThat(counterTtl).isBetween(1L, 30_000L + 60_000L);
+        assertThat(counterTtl).as("no counter key, or one that expires").satisfiesAnyOf(
+                ttl -> assertThat(ttl).isEqualTo(-2L), ttl -> assertThat(ttl).isBetween(1L, 60_000L));
     }
 
     private static LockHandle lockEventually(DefaultLockEngine engine, String key) {

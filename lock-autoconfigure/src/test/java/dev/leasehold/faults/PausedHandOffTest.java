@@ -10,6 +10,8 @@ import java.util.stream.Stream;
 import dev.leasehold.LockHandle;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.LockEngineSettings;
+import dev.leasehold.engine.ReservedFences;
+import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.redis.LettuceLockServer;
 import dev.leasehold.faults.SectionLog.Section;
 import dev.leasehold.faults.SectionLog.Verdict;
@@ -204,7 +206,7 @@ class PausedHandOffTest {
             scenario.await(Duration.ofSeconds(15), "a holder parked " + point,
                     () -> !resource.command("EXISTS", HandOffWorker.PARKED).equals("0"));
             String[] candidate = resource.command("GET", HandOffWorker.PARKED).split("\\|");
-            reservedThrough = Long.parseLong(redis.command("GET", "lock:{" + KEY + "}:fence"));
+            reservedThrough = ReservedFences.lastHandedOut(redis, LockKeys.of("lock:", KEY));
             if (reservedThrough > Long.parseLong(candidate[2])) {
                 parked = candidate;
             }

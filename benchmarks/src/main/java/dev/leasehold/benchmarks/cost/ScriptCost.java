@@ -46,11 +46,11 @@ final class ScriptCost {
         variants.put("two empty scripts, 1 key 1 argument each", new Variant("return 1", "return 1", false));
         variants.put("two empty scripts with Leasehold's keys and arguments (6+8, 3+6)",
                 new Variant("return 1", "return 1", true));
-        variants.put("acquire: EXISTS + SET NX PX (no fencing token); release: GET, DEL, EXISTS",
+        variants.put("acquire: EXISTS + SET NX PX (no fencing token); release: GET, TIME, DEL, EXISTS",
                 new Variant("if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[5]) == 0 and redis.call('SET', KEYS[1], "
                         + "ARGV[1], 'NX', 'PX', tonumber(ARGV[2])) then return {1, 1, 1} end return {0, 1}",
                         ScriptSource.withQueue("release_exclusive"), true));
-        variants.put("Leasehold's scripts (acquire adds TIME + SET PX GET: the fencing token)",
+        variants.put("Leasehold's scripts (acquire adds TIME + GET: the fencing token, kept in the lock's value)",
                 new Variant(fence, ScriptSource.withQueue("release_exclusive"), true));
         RedisClient client = RedisClient.create(RedisURI.create(server.host(), server.port()));
         StringBuilder out = new StringBuilder("| variant (one lock + unlock) | Redis CPU µs/cycle | script µs/call |\n"
@@ -72,6 +72,24 @@ final class ScriptCost {
         return out.toString();
     }
 
+    /** The lock ({@code unlock} false) or unlock step of one cycle on the key {@code base}. */
+    private static RedisFuture<?> step(RedisAsyncCommands<String, String> commands, Variant variant, String acquire,
+            String release, String base, boolean unlock) {
+        String[] keys = { base, base + ":readers", base + ":writer-waiting", base + ":fence", base + ":queue",
+            base + ":queue-expiry" };
+        if (variant == null) {
+            return unlock ? commands.evalsha(release, ScriptOutputType.INTEGER, new String[] { base }, TOKEN)
+                    : commands.set(base, TOKEN, SetArgs.Builder.nx().px(30_000));
+        }
+        if (variant.fullArguments) {
+            return unlock ? commands.evalsha(release, ScriptOutputType.INTEGER,
+                    new String[] { keys[0], keys[4], keys[5], keys[3] }, TOKEN, base + ":released", "", "0", "queued", "3000")
+                    : commands.evalsha(acquire, ScriptOutputType.MULTI, keys, TOKEN, "30000", "0", WAITER, "clock", "1",
+                            "3000", "16");
+        }
+        return commands.evalsha(unlock ? release : acquire, ScriptOutputType.INTEGER, new String[] { base }, TOKEN);
+    }
+
     /** {Redis CPU µs per cycle, µs per EVALSHA} of {@link #CYCLES} pipelined cycles. */
     private static double[] run(TestRedisServer server, StatefulRedisConnection<String, String> connection,
             Variant variant) {
@@ -83,25 +101,13 @@ final class ScriptCost {
         connection.setAutoFlushCommands(false);
         try {
             for (int start = 0; start < CYCLES; start += BATCH) {
+                // a batch locks BATCH keys, then unlocks them: a lock is held while the rest of the batch runs (as a
+                // client holds it at least for the grant's round trip), not released by the very next script
                 List<RedisFuture<?>> replies = new ArrayList<>();
-                for (int i = start; i < start + BATCH; i++) {
-                    String base = "cost:{" + run + "-" + (i % 64) + "}";
-                    String[] keys = { base, base + ":readers", base + ":writer-waiting", base + ":fence", base + ":queue",
-                        base + ":queue-expiry" };
-                    if (variant == null) {
-                        replies.add(commands.set(base, TOKEN, SetArgs.Builder.nx().px(30_000)));
-                        replies.add(commands.evalsha(release, ScriptOutputType.INTEGER, new String[] { base }, TOKEN));
-                    }
-                    else if (variant.fullArguments) {
-                        replies.add(commands.evalsha(acquire, ScriptOutputType.MULTI, keys, TOKEN, "30000", "0", WAITER,
-                                "clock", "1", "3000", "16"));
-                        replies.add(commands.evalsha(release, ScriptOutputType.INTEGER,
-                                new String[] { keys[0], keys[4], keys[5] }, TOKEN, base + ":released", "", "0", "queued",
-                                "3000"));
-                    }
-                    else {
-                        replies.add(commands.evalsha(acquire, ScriptOutputType.INTEGER, new String[] { base }, TOKEN));
-                        replies.add(commands.evalsha(release, ScriptOutputType.INTEGER, new String[] { base }, TOKEN));
+                for (int unlock = 0; unlock < 2; unlock++) {
+                    for (int i = start; i < start + BATCH; i++) {
+                        replies.add(step(commands, variant, acquire, release, "cost:{" + run + "-" + (i - start) + "}",
+                                unlock == 1));
                     }
                 }
                 connection.flushCommands();

@@ -11,8 +11,13 @@ record LockScript(String name, String sha1, byte[] body) {
         return of(name, ScriptSource.text(name));
     }
 
+    /** A script that reads the exclusive lock's value: {@code owner.lua} goes in front of it. */
+    static LockScript loadWithOwner(String name) {
+        return of(name, ScriptSource.withOwner(name));
+    }
+
     /**
-     * A script of the fair queue: {@code fence.lua} goes in front of its body, and {@code queue.lua} where
+     * A script of the fair queue: {@code owner.lua} and {@code fence.lua} go in front of its body, and {@code queue.lua} where
      * the body says {@code -- @queue.lua} (after its uncontended path, which so does not pay for defining
      * the queue's functions).
      */
@@ -38,9 +43,9 @@ record LockScript(String name, String sha1, byte[] body) {
 
     static final LockScript RELEASE_SHARED = loadWithQueue("release_shared");
 
-    static final LockScript RENEW_EXCLUSIVE = load("renew_exclusive");
+    static final LockScript RENEW_EXCLUSIVE = loadWithOwner("renew_exclusive");
 
-    static final LockScript RENEW_EXCLUSIVE_MANY = load("renew_exclusive_many");
+    static final LockScript RENEW_EXCLUSIVE_MANY = loadWithOwner("renew_exclusive_many");
 
     static final LockScript RENEW_SHARED = load("renew_shared");
 
@@ -52,5 +57,5 @@ record LockScript(String name, String sha1, byte[] body) {
 
     static final LockScript RESERVE_FENCES = loadWithQueue("reserve_fences");
 
-    static final LockScript INSPECT = load("inspect");
+    static final LockScript INSPECT = loadWithOwner("inspect");
 }

@@ -16,8 +16,13 @@ public final class ScriptSource {
         return RedisScript.of(new ClassPathResource(name + ".lua", ScriptSource.class)).getScriptAsString();
     }
 
+    /** A script that reads the exclusive lock's value: {@code owner.lua} (the value's format) in front of it. */
+    static String withOwner(String name) {
+        return text("owner") + "\n" + text(name);
+    }
+
     /**
-     * A script of the fair queue: {@code fence.lua} in front of its body, and {@code queue.lua} where the body
+     * A script of the fair queue: {@code owner.lua} and {@code fence.lua} in front of its body, and {@code queue.lua} where the body
      * says {@code -- @queue.lua} (after its uncontended path, which so does not pay for defining the queue's
      * functions). Public for tests that seed Redis's script cache.
      */
@@ -26,6 +31,6 @@ public final class ScriptSource {
         if (!body.contains(QUEUE_MARKER)) {
             throw new IllegalStateException(name + ".lua has no '" + QUEUE_MARKER.strip() + "' line");
         }
-        return text("fence") + "\n" + body.replace(QUEUE_MARKER, text("queue"));
+        return text("owner") + "\n" + text("fence") + "\n" + body.replace(QUEUE_MARKER, text("queue"));
     }
 }

@@ -229,7 +229,7 @@ public abstract class ScriptedLockServer implements LockServer {
         boolean shared = mode == LockMode.READ;
         LockScript script = shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE;
         List<String> scriptKeys = shared ? List.of(keys.readers(), keys.lock(), keys.queue(), keys.queueExpiry())
-                : List.of(keys.lock(), keys.queue(), keys.queueExpiry());
+                : List.of(keys.lock(), keys.queue(), keys.queueExpiry(), keys.fence());
         List<String> args = List.of(token, keys.channel(), publishMode(), keepMillis <= 0 ? "0" : Long.toString(keepMillis),
                 queueMode(), queueText.claimMillis());
         return this.<Long>evalInOrder(script, Reply.NUMBER, scriptKeys, args).thenApply(result -> {

@@ -1,5 +1,6 @@
--- Takes the exclusive (write) lock in one step and returns a fencing token. (fence.lua is put in front.)
--- KEYS[1] lock (string: owner token)   KEYS[2] readers (zset: token -> lease end, ms)
+-- Takes the exclusive (write) lock in one step and returns a fencing token. (owner.lua and fence.lua are put
+-- in front.)
+-- KEYS[1] lock (string: '<owner token>@<last fencing token>', owner.lua)   KEYS[2] readers (zset: token -> lease end, ms)
 -- KEYS[3] writer-waiting marker        KEYS[4] fencing counter
 -- KEYS[5] queue of waiting instances   KEYS[6] their expiries
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] writer-waiting ms (0: do not queue ahead of readers)
@@ -11,10 +12,19 @@
 local lease = tonumber(ARGV[2])
 local blockSize = tonumber(ARGV[8] or '1')
 local countRule = ARGV[5] == 'count'
--- fast path: no readers, no writer waiting for readers, nobody queued
-local fastPath = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[5]) == 0
-if fastPath and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', lease) then
-    return grantFence(KEYS[4], lease, blockSize, countRule)
+-- fast path: not held, no readers, no writer waiting for readers, nobody queued, and (clock rule) no counter
+-- key to read: the usual one, since the last token lives in the lock's value while it is held
+local fastPath = redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], countRule and KEYS[1] or KEYS[4]) == 0
+
+-- grants the key to this try's token and lease, with its fencing token and block recorded in the value
+local function grant(counterAbsent)
+    local granted = grantFence(KEYS[4], lease, blockSize, countRule, false, nil, counterAbsent)
+    redis.call('SET', KEYS[1], lockValue(ARGV[1], granted[3]), 'PX', lease)
+    return granted
+end
+
+if fastPath then
+    return grant(true)
 end
 
 -- @queue.lua
@@ -40,10 +50,6 @@ local function holderTtl()
     return math.max(1, ttl)
 end
 
-if fastPath then
-    return refuse(holderTtl())
-end
-
 local nowMicros = serverMicros()
 local nowMs = math.floor(nowMicros / 1000)
 pruneQueue(KEYS[5], KEYS[6], nowMs)
@@ -52,10 +58,9 @@ if holder then
     if holder == 'queue-grant:' .. member then
         -- the release granted the key to this instance: claim it with this try's token and lease (no
         -- reader holds it then; a mark that kept readers out while this writer waited has done its job)
-        redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
         redis.call('DEL', KEYS[3])
         dequeue(KEYS[5], KEYS[6], member)
-        return grantFence(KEYS[4], lease, blockSize, countRule)
+        return grant()
     end
     return refuse(holderTtl(), nowMicros)
 end
@@ -75,6 +80,5 @@ if head[1] and head[1] ~= member then
     local headExpiry = tonumber(redis.call('ZSCORE', KEYS[6], head[1]) or nowMs)
     return refuse(headExpiry - nowMs, nowMicros)
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
 dequeue(KEYS[5], KEYS[6], member)
-return grantFence(KEYS[4], lease, blockSize, countRule)
+return grant()

@@ -1,31 +1,47 @@
--- The fencing rule, put in front of every script that grants (LockScript): kept apart from queue.lua so that
--- the uncontended path of an acquire does not pay for defining the queue's functions.
+-- The fencing rule, put in front of every script that grants (LockScript), after owner.lua: kept apart from
+-- queue.lua so that the uncontended path of an acquire does not pay for defining the queue's functions.
 
 local function serverMicros()
     local time = redis.call('TIME')
     return tonumber(time[1]) * 1000000 + tonumber(time[2])
 end
 
+-- Clock rule: a token is never below the server clock in µs, so a lost counter cannot make tokens go back
+-- (as long as a block is smaller than the time a restart takes, true by many orders of magnitude), and
+-- above the counter key's value when one exists (tokens handed out ahead of the clock).
+local function counterWrite(fenceKey, last, retainMs)
+    redis.call('SET', fenceKey, string.format('%.0f', last), 'PX', retainMs)
+end
+
 -- The fencing token of a grant, and the block of tokens reserved behind it for hand-offs inside the
--- holder's JVM: the counter is set to the block's end, so the next grant anywhere is above the block.
--- Clock rule: never below the server clock in µs, so a lost counter cannot make tokens go back (as long
--- as a block is smaller than the time a restart takes, which is true by many orders of magnitude).
-local function grantFence(fenceKey, lease, blockSize, countRule)
+-- holder's JVM ({1, first, last}). An exclusive grant records the block's end in the lock's value
+-- (owner.lua), so the counter key is written only when the block reaches beyond the lease (the key could
+-- expire before the clock passes it); a shared grant (keepsCounter) has no value of its own and writes it.
+-- above: a token the grant must be above besides the counter key (the holder's previous block), or nil;
+-- counterAbsent: the caller has just seen that there is no counter key (the uncontended path), so no GET.
+local function grantFence(fenceKey, lease, blockSize, countRule, keepsCounter, above, counterAbsent)
     if countRule then
         -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
         local counted = redis.call('INCRBY', fenceKey, blockSize)
         redis.call('PERSIST', fenceKey)
         return {1, counted - blockSize + 1, counted}
     end
-    local fence = serverMicros()
-    local counterTtl = lease + 60000
+    local now = serverMicros()
+    local fence = math.max(now, (above or 0) + 1)
+    if not counterAbsent then
+        fence = math.max(fence, tonumber(redis.call('GET', fenceKey) or '0') + 1)
+    end
     local last = fence + blockSize - 1
-    local previous = tonumber(redis.call('SET', fenceKey, string.format('%.0f', last), 'PX', counterTtl, 'GET') or '0')
-    if previous >= fence then
-        -- more than one grant in a block's time: count on from the previous block
-        fence = previous + 1
-        last = fence + blockSize - 1
-        redis.call('SET', fenceKey, string.format('%.0f', last), 'PX', counterTtl)
+    if keepsCounter or last >= now + lease * 1000 - 1000 then
+        counterWrite(fenceKey, last, lease + 60000)
     end
     return {1, fence, last}
+end
+
+-- At a release (or a take-back) of an exclusive lock: when its tokens reach the clock, the counter key keeps
+-- the next grant above them (otherwise the next grant's clock is above them anyway).
+local function keepFenceAfterRelease(fenceKey, last, nowMicros, keepMs)
+    if last >= nowMicros then
+        counterWrite(fenceKey, math.max(last, tonumber(redis.call('GET', fenceKey) or '0')), keepMs + 60000)
+    end
 end

@@ -1,4 +1,5 @@
 -- What Redis holds for one logical key, read-only (for diagnostics). Never returns an owner token.
+-- (owner.lua is put in front.)
 -- KEYS[1] lock   KEYS[2] readers   KEYS[3] writer-waiting marker   KEYS[4] fencing counter
 -- KEYS[5] (optional) queue of waiting instances: a queued writer is a waiting writer too
 -- KEYS[6] (optional) the queue entries' expiries: an entry past its expiry is no longer waiting
@@ -64,4 +65,10 @@ if KEYS[5] then
         end
     end
 end
-return {lockTtl, readers, readerLeft, writerWaiting, redis.call('GET', KEYS[4]), holders, queue}
+-- the counter: the highest of the counter key and the last token recorded in the exclusive lock's value
+local counter = redis.call('GET', KEYS[4])
+local recorded = owner and lastFenceOf(owner) or 0
+if recorded > tonumber(counter or '0') then
+    counter = string.format('%.0f', recorded)
+end
+return {lockTtl, readers, readerLeft, writerWaiting, counter, holders, queue}

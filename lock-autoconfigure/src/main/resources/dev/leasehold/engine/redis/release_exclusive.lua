@@ -1,5 +1,5 @@
--- Deletes the lock only if the token still owns it, and wakes whoever waits. (fence.lua is put in front.)
--- KEYS[1] lock   KEYS[2] queue of waiting instances   KEYS[3] their expiries
+-- Deletes the lock only if the token still owns it, and wakes whoever waits. (owner.lua and fence.lua are put in front.)
+-- KEYS[1] lock   KEYS[2] queue of waiting instances   KEYS[3] their expiries   KEYS[4] fencing counter
 -- ARGV[1] token   ARGV[2] wake-up channel (queued waiters: '<channel>:<waiter id>')
 -- ARGV[3] 'sharded' on a Redis 7+ Cluster: wake waiters with SPUBLISH (stays on the slot's node, no
 --         broadcast over the whole cluster bus); anything else: PUBLISH
@@ -9,12 +9,16 @@
 -- ARGV[6] how long a queue head has to claim the key granted to it, ms
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (an ACL user without rights on
 -- the channel: waiters elsewhere then wake at their re-check), 0 when the token no longer owned the lock.
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+local last = ownersLastFence(redis.call('GET', KEYS[1]), ARGV[1])
+if not last then
     return 0
 end
-if tonumber(ARGV[4] or '0') > 0 then
+local keepMs = tonumber(ARGV[4] or '0')
+local nowMicros = serverMicros()
+keepFenceAfterRelease(KEYS[4], last, nowMicros, keepMs)
+if keepMs > 0 then
     -- holdAtLeast: the holder is done, but the key stays taken for the time left (no wake-up yet)
-    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+    redis.call('PEXPIRE', KEYS[1], keepMs)
     return 1
 end
 redis.call('DEL', KEYS[1])
@@ -25,7 +29,7 @@ end
 -- @queue.lua
 
 if ARGV[5] == 'queued' then
-    return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor(serverMicros() / 1000), ARGV[2],
+    return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor(nowMicros / 1000), ARGV[2],
         publishCommandFor(ARGV[3]), tonumber(ARGV[6]))
 end
 -- pcall: a refused PUBLISH must not turn a done release into an error

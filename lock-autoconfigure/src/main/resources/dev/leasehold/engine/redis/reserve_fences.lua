@@ -1,5 +1,5 @@
 -- Reserves the next block of fencing tokens for hand-offs inside the holder's JVM, and renews its lease,
--- only if the token still owns the lock. (fence.lua is put in front.)
+-- only if the token still owns the lock. (owner.lua and fence.lua are put in front.)
 -- KEYS[1] lock   KEYS[2] fencing counter   KEYS[3] queue of waiting instances   KEYS[4] their expiries
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] block size   ARGV[4] 'count': quorum mode's counter
 -- Returns {1, first token, last token, 1 when other instances queue for the key else 0}, or {0} when the
@@ -7,12 +7,14 @@
 
 -- @queue.lua
 
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+local last = ownersLastFence(redis.call('GET', KEYS[1]), ARGV[1])
+if not last then
     return {0}
 end
 local lease = tonumber(ARGV[2])
-redis.call('PEXPIRE', KEYS[1], lease)
-local grant = grantFence(KEYS[2], lease, tonumber(ARGV[3]), ARGV[4] == 'count')
+-- the new block starts above the holder's previous one (recorded in the value) and the counter
+local grant = grantFence(KEYS[2], lease, tonumber(ARGV[3]), ARGV[4] == 'count', false, last, false)
+redis.call('SET', KEYS[1], lockValue(ARGV[1], grant[3]), 'PX', lease)
 local othersQueued = 0
 if redis.call('EXISTS', KEYS[3]) == 1 then
     pruneQueue(KEYS[3], KEYS[4], math.floor(serverMicros() / 1000))
