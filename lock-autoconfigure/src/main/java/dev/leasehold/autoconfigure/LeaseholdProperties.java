@@ -182,6 +182,22 @@ public class LeaseholdProperties {
          */
         private double clockDriftFactor = 0.01;
 
+        /**
+         * How long each node keeps a key's fencing counter after its last grant. Unset (the default): for ever,
+         * one small key per lock name ever used, per node. Set: the counters expire, and tokens never fall below
+         * the clients' clocks (in µs), so they stay increasing as long as the clients' clocks differ by less
+         * than this and never step back. At least a minute.
+         */
+        private Duration fenceRetention;
+
+        public Duration getFenceRetention() {
+            return fenceRetention;
+        }
+
+        public void setFenceRetention(Duration fenceRetention) {
+            this.fenceRetention = fenceRetention;
+        }
+
         public List<String> getNodes() {
             return nodes;
         }

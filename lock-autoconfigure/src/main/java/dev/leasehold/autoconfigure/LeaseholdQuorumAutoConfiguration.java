@@ -60,6 +60,14 @@ public class LeaseholdQuorumAutoConfiguration {
             throw new InvalidConfigurationPropertyValueException("leasehold.quorum.clock-drift-factor", drift,
                     "must be at least 0 and below 0.5");
         }
+        java.time.Duration retention = quorum.getFenceRetention();
+        if (retention != null && retention.compareTo(java.time.Duration.ofMinutes(1)) < 0) {
+            // tokens stay increasing while the clients' clocks differ by less than the retention: seconds are
+            // within reach of a host whose NTP failed
+            throw new InvalidConfigurationPropertyValueException("leasehold.quorum.fence-retention", retention,
+                    "must be at least a minute (tokens stay increasing while the clients' clocks differ by less); "
+                            + "leave it unset to keep the counters for ever");
+        }
         List<RedisURI> uris = new ArrayList<>();
         for (int i = 0; i < urls.size(); i++) {
             try {
@@ -90,7 +98,8 @@ public class LeaseholdQuorumAutoConfiguration {
             }
             return new QuorumLockServer(nodes, properties.getRedisTimeout(), properties.getLeaseTime(), drift)
                 .closing(() -> resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS))
-                .fairQueue(properties.engineFairQueue());
+                .fairQueue(properties.engineFairQueue())
+                .fenceRetention(retention);
         }
         catch (RuntimeException ex) {
             nodes.forEach(QuorumNode::close);

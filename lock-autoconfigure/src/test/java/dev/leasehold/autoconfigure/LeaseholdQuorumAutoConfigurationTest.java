@@ -123,6 +123,26 @@ class LeaseholdQuorumAutoConfigurationTest {
     }
 
     @Test
+    void aFenceRetentionMakesTheCountersExpireAndUnderAMinuteFailsTheStartup() {
+        runner().withPropertyValues("leasehold.quorum.nodes=" + nodeList(), "leasehold.quorum.fence-retention=10m")
+            .run(context -> {
+                try (LockHandle handle = context.getBean(LockService.class).lock("retained:1", Duration.ofSeconds(2))) {
+                    // tokens start at the client's clock in µs, not at 1
+                    assertThat(handle.fencingToken()).isGreaterThan(System.currentTimeMillis() * 1000 - 60_000_000L);
+                }
+                dev.leasehold.engine.Await.until(Duration.ofSeconds(2), "a majority's counters expire within 10 minutes",
+                        () -> nodes.stream().filter(node -> {
+                            long ttl = Long.parseLong(node.command("PTTL", "lock:{retained:1}:fence"));
+                            return ttl > 0 && ttl <= 600_000;
+                        }).count() >= 2);
+            });
+        runner().withPropertyValues("leasehold.quorum.nodes=" + nodeList(), "leasehold.quorum.fence-retention=30s")
+            .run(context -> assertThat(rootCause(context.getStartupFailure())).isInstanceOfSatisfying(
+                    InvalidConfigurationPropertyValueException.class,
+                    ex -> assertThat(ex.getName()).isEqualTo("leasehold.quorum.fence-retention")));
+    }
+
+    @Test
     void aNodeUrlThatDoesNotParseFailsTheStartupNamingIt() {
         runner().withPropertyValues("leasehold.quorum.nodes[0]=" + nodes.get(0).url(),
                 "leasehold.quorum.nodes[1]=" + nodes.get(1).url(), "leasehold.quorum.nodes[2]=http://secret@example:80")

@@ -125,6 +125,15 @@ public class QuorumLockServer implements LockServer {
         return this;
     }
 
+    /**
+     * The fencing counters expire this long after their last write on each node, instead of never; tokens then
+     * never fall below the client's clock. Null or zero: never (the default). See docs/quorum.md.
+     */
+    public QuorumLockServer fenceRetention(Duration retention) {
+        nodes.forEach(node -> node.server().fenceRetention(retention));
+        return this;
+    }
+
     /** Something to close after the nodes (e.g. client resources they share); returns this. */
     public QuorumLockServer closing(AutoCloseable resource) {
         closeAfterNodes.add(resource);

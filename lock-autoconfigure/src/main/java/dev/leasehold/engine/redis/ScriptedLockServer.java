@@ -42,6 +42,9 @@ public abstract class ScriptedLockServer implements LockServer {
     /** Quorum mode: fencing tokens from a plain counter that never expires, not from the server clock. */
     private final boolean countingFence;
 
+    /** A quorum node's counter retention in ms (0: the counter never expires); see {@link #fenceRetention}. */
+    private volatile long fenceRetentionMillis;
+
     private final AtomicBoolean publishRefusalLogged = new AtomicBoolean();
 
     /** The lease of the last acquire as text: nearly every acquire has the same lease (no string per call). */
@@ -73,6 +76,19 @@ public abstract class ScriptedLockServer implements LockServer {
         this.ackReplicas = ackReplicas;
         this.ackTimeout = Objects.requireNonNull(ackTimeout, "ackTimeout");
         this.countingFence = countingFence;
+    }
+
+    /**
+     * Quorum nodes only: the fencing counter expires this long after its last write instead of never, and no
+     * token is below this client's clock (so a counter that expired restarts above every earlier token, as
+     * long as the clients' clocks differ by less than the retention). Null or zero: never expires. Returns this.
+     */
+    public ScriptedLockServer fenceRetention(Duration retention) {
+        if (!countingFence && retention != null && !retention.isZero()) {
+            throw new IllegalStateException("a fencing counter retention is for quorum nodes only");
+        }
+        this.fenceRetentionMillis = retention == null ? 0 : retention.toMillis();
+        return this;
     }
 
     /** Uses this fair-queue timing and token block size instead of the defaults; returns this. */
@@ -267,7 +283,8 @@ public abstract class ScriptedLockServer implements LockServer {
 
     /** Raises the key's fencing counter to at least {@code atLeast}; answers the counter after the call (quorum). */
     public CompletableFuture<Long> raiseFence(LockKeys keys, long atLeast) {
-        return eval(LockScript.RAISE_FENCE, Reply.NUMBER, List.of(keys.fence()), List.of(Long.toString(atLeast)));
+        return eval(LockScript.RAISE_FENCE, Reply.NUMBER, List.of(keys.fence()),
+                List.of(Long.toString(atLeast), Long.toString(fenceRetentionMillis)));
     }
 
     private String leaseText(long leaseMillis) {
@@ -280,7 +297,12 @@ public abstract class ScriptedLockServer implements LockServer {
     }
 
     private String fenceMode() {
-        return countingFence ? "count" : "clock";
+        if (!countingFence) {
+            return "clock";
+        }
+        long retention = fenceRetentionMillis;
+        // the client's clock in µs is the floor of the node's next token (see fence.lua's fenceRule)
+        return retention == 0 ? "count" : "count:" + retention + ":" + System.currentTimeMillis() * 1000;
     }
 
     private String queueMode() {

@@ -5,13 +5,13 @@
 -- KEYS[5] queue of waiting instances   KEYS[6] their expiries
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] writer-waiting ms (0: do not queue ahead of readers)
 -- ARGV[4] the waiter's id (stable over its tries: its writer marker and its queue entry)
--- ARGV[5] fencing rule: 'count' for a plain counter without expiry (quorum mode), else clock-based
+-- ARGV[5] fencing rule (fence.lua's fenceRule): 'count...' in quorum mode, else clock-based
 -- ARGV[6] '1': join (or stay in) the queue when refused; '' for a single try or without the queue
 -- ARGV[7] queue entry lifetime ms   ARGV[8] fencing tokens to reserve for hand-offs (1: none)
 -- Returns {1, fencing token, last reserved token} when granted, {0, ms to wait at most} when not.
 local lease = tonumber(ARGV[2])
 local blockSize = tonumber(ARGV[8] or '1')
-local countRule = ARGV[5] == 'count'
+local countRule = fenceRule(ARGV[5])
 -- fast path: not held, no readers, no writer waiting for readers, nobody queued, and (clock rule) no counter
 -- key to read: the usual one, since the last token lives in the lock's value while it is held
 local fastPath = redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], countRule and KEYS[1] or KEYS[4]) == 0

@@ -1,7 +1,7 @@
 -- Takes a shared (read) lock in one step and returns a fencing token. (owner.lua and fence.lua are put in front.)
 -- KEYS[1] lock   KEYS[2] readers   KEYS[3] writer-waiting marker   KEYS[4] fencing counter
 -- KEYS[5] queue of waiting instances   KEYS[6] their expiries
--- ARGV[1] token   ARGV[2] lease ms   ARGV[4] the waiter's id   ARGV[5] 'count': quorum mode's counter
+-- ARGV[1] token   ARGV[2] lease ms   ARGV[4] the waiter's id   ARGV[5] fencing rule (fence.lua's fenceRule)
 -- ARGV[6] '1': join (or stay in) the queue when refused   ARGV[7] queue entry lifetime ms
 -- Returns {1, fencing token, fencing token} when granted, {0, ms to wait at most} when not.
 
@@ -62,4 +62,4 @@ redis.call('ZADD', KEYS[2], nowMs + lease, ARGV[1])
 if redis.call('PTTL', KEYS[2]) < lease then
     redis.call('PEXPIRE', KEYS[2], lease)
 end
-return grantFence(KEYS[4], lease, 1, ARGV[5] == 'count', true)
+return grantFence(KEYS[4], lease, 1, fenceRule(ARGV[5]), true)

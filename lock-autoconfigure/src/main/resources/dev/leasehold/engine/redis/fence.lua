@@ -13,18 +13,45 @@ local function counterWrite(fenceKey, last, retainMs)
     redis.call('SET', fenceKey, string.format('%.0f', last), 'PX', retainMs)
 end
 
+-- The fencing rule a script was given: 'clock' (one server), 'count' (quorum mode, a counter that never
+-- expires) or 'count:<retention ms>:<client clock µs>' (quorum mode with leasehold.quorum.fence-retention: the
+-- counter expires that long after its last write, and no token is below the client's clock, so a counter that
+-- expired restarts above every earlier token as long as the clients' clocks differ by less than the retention).
+local function fenceRule(text)
+    if text == 'count' then
+        return {counting = true, retainMs = 0, floor = 0}
+    end
+    local retainMs, floor = string.match(text or '', '^count:(%d+):(%d+)$')
+    if retainMs then
+        return {counting = true, retainMs = tonumber(retainMs), floor = tonumber(floor)}
+    end
+    return nil
+end
+
+-- quorum mode: the node's counter moves on by a block; with a retention, never below the client's clock, and
+-- it expires that long after this write
+local function countFence(fenceKey, blockSize, rule)
+    if rule.retainMs == 0 then
+        local counted = redis.call('INCRBY', fenceKey, blockSize)
+        redis.call('PERSIST', fenceKey)
+        return {1, counted - blockSize + 1, counted}
+    end
+    local first = math.max(tonumber(redis.call('GET', fenceKey) or '0') + 1, rule.floor)
+    local last = first + blockSize - 1
+    counterWrite(fenceKey, last, rule.retainMs)
+    return {1, first, last}
+end
+
 -- The fencing token of a grant, and the block of tokens reserved behind it for hand-offs inside the
 -- holder's JVM ({1, first, last}). An exclusive grant records the block's end in the lock's value
 -- (owner.lua), so the counter key is written only when the block reaches beyond the lease (the key could
 -- expire before the clock passes it); a shared grant (keepsCounter) has no value of its own and writes it.
--- above: a token the grant must be above besides the counter key (the holder's previous block), or nil;
--- counterAbsent: the caller has just seen that there is no counter key (the uncontended path), so no GET.
-local function grantFence(fenceKey, lease, blockSize, countRule, keepsCounter, above, counterAbsent)
-    if countRule then
-        -- quorum mode: a plain counter that never expires (QuorumLockServer explains why)
-        local counted = redis.call('INCRBY', fenceKey, blockSize)
-        redis.call('PERSIST', fenceKey)
-        return {1, counted - blockSize + 1, counted}
+-- rule: fenceRule's answer (nil: the clock rule). above: a token the grant must be above besides the counter
+-- key (the holder's previous block), or nil; counterAbsent: the caller has just seen that there is no counter
+-- key (the uncontended path), so no GET.
+local function grantFence(fenceKey, lease, blockSize, rule, keepsCounter, above, counterAbsent)
+    if rule then
+        return countFence(fenceKey, blockSize, rule)
     end
     local now = serverMicros()
     local fence = math.max(now, (above or 0) + 1)

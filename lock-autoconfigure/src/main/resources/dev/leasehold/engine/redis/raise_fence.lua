@@ -1,11 +1,19 @@
 -- Quorum mode: raises the fencing counter to at least a token granted elsewhere, so that a majority
--- knows it (see QuorumLockServer). Never lowers it and never gives it an expiry.
--- KEYS[1] fencing counter   ARGV[1] token
+-- knows it (see QuorumLockServer). Never lowers it; no expiry, or the retention's when one is set.
+-- KEYS[1] fencing counter   ARGV[1] token   ARGV[2] retention ms (0: the counter never expires)
 -- Returns the counter after the call.
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 local target = tonumber(ARGV[1])
+local retainMs = tonumber(ARGV[2] or '0')
 if current < target then
-    redis.call('SET', KEYS[1], ARGV[1])
+    if retainMs > 0 then
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', retainMs)
+    else
+        redis.call('SET', KEYS[1], ARGV[1])
+    end
     return target
+end
+if retainMs > 0 then
+    redis.call('PEXPIRE', KEYS[1], retainMs)
 end
 return current

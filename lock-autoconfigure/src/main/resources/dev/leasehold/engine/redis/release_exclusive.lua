@@ -15,7 +15,10 @@ if not last then
 end
 local keepMs = tonumber(ARGV[4] or '0')
 local nowMicros = serverMicros()
-keepFenceAfterRelease(KEYS[4], last, nowMicros, keepMs)
+if ARGV[5] == 'queued' then
+    -- one server (clock rule); a quorum node's counter key already holds every token it handed out
+    keepFenceAfterRelease(KEYS[4], last, nowMicros, keepMs)
+end
 if keepMs > 0 then
     -- holdAtLeast: the holder is done, but the key stays taken for the time left (no wake-up yet)
     redis.call('PEXPIRE', KEYS[1], keepMs)

@@ -1,7 +1,7 @@
 -- Reserves the next block of fencing tokens for hand-offs inside the holder's JVM, and renews its lease,
 -- only if the token still owns the lock. (owner.lua and fence.lua are put in front.)
 -- KEYS[1] lock   KEYS[2] fencing counter   KEYS[3] queue of waiting instances   KEYS[4] their expiries
--- ARGV[1] token   ARGV[2] lease ms   ARGV[3] block size   ARGV[4] 'count': quorum mode's counter
+-- ARGV[1] token   ARGV[2] lease ms   ARGV[3] block size   ARGV[4] fencing rule (fence.lua's fenceRule)
 -- Returns {1, first token, last token, 1 when other instances queue for the key else 0}, or {0} when the
 -- token no longer owns the lock.
 
@@ -13,7 +13,7 @@ if not last then
 end
 local lease = tonumber(ARGV[2])
 -- the new block starts above the holder's previous one (recorded in the value) and the counter
-local grant = grantFence(KEYS[2], lease, tonumber(ARGV[3]), ARGV[4] == 'count', false, last, false)
+local grant = grantFence(KEYS[2], lease, tonumber(ARGV[3]), fenceRule(ARGV[4]), false, last, false)
 redis.call('SET', KEYS[1], lockValue(ARGV[1], grant[3]), 'PX', lease)
 local othersQueued = 0
 if redis.call('EXISTS', KEYS[3]) == 1 then

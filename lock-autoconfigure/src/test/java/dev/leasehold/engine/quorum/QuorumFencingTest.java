@@ -91,6 +91,44 @@ class QuorumFencingTest {
         assertThat(disagreements).as("grants decided by majorities whose counters disagreed").isNotEmpty();
     }
 
+    /**
+     * leasehold.quorum.fence-retention: the counters expire (here after 2 s; the property asks for a minute at
+     * least), and tokens never fall below the client's clock, so once every node's counter is gone the next token
+     * is still above the earlier ones (a bare counter would restart from 1). The nodes' own clocks, an hour apart,
+     * do not matter: the floor is the client's.
+     */
+    @Test
+    void withARetentionTheCountersExpireAndTokensStillIncrease() {
+        LockEngineSettings settings = QuorumFixture.settings(Duration.ofSeconds(5));
+        Duration retention = Duration.ofSeconds(2);
+        List<DefaultLockEngine> clients = List.of(nodes.client(nodes.quorum(settings).fenceRetention(retention), settings),
+                nodes.client(nodes.quorum(settings).fenceRetention(retention), settings));
+        List<Long> tokens = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            // one node paused per grant, rotating: majorities differ, and the counters behind are raised
+            int paused = i % 5;
+            nodes.pause(paused);
+            try (LockHandle handle = clients.get(i % 2).lock("retained", Duration.ofSeconds(5))) {
+                tokens.add(handle.fencingToken());
+            }
+            finally {
+                nodes.servers.get(paused).resume();
+            }
+        }
+        for (int n = 0; n < 5; n++) {
+            long ttl = Long.parseLong(nodes.servers.get(n).command("PTTL", "lock:{retained}:fence"));
+            assertThat(ttl).as("node %d's counter expires within the retention", n).isBetween(1L, retention.toMillis());
+        }
+        dev.leasehold.engine.Await.until(Duration.ofSeconds(15), "every node's counter expired",
+                () -> nodes.servers.stream().allMatch(node -> node.command("EXISTS", "lock:{retained}:fence").equals("0")));
+        try (LockHandle handle = clients.get(0).lock("retained", Duration.ofSeconds(5))) {
+            tokens.add(handle.fencingToken());
+        }
+        for (int i = 1; i < tokens.size(); i++) {
+            assertThat(tokens.get(i)).as("token %d of %s", i, tokens).isGreaterThan(tokens.get(i - 1));
+        }
+    }
+
     private static long seconds(TestRedisServer server) {
         // RespClient renders the array reply as [seconds, microseconds]
         return Long.parseLong(server.command("TIME").replace("[", "").split(",")[0].trim());
