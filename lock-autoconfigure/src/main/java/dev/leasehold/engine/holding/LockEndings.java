@@ -95,11 +95,11 @@ final class LockEndings {
                 }
                 else if (!released && before == HeldLock.State.HELD) {
                     // the lease ran out before release and nobody noticed yet (e.g. a fixed lease just expired)
-                    lock.state.set(HeldLock.State.LOST);
+                    lock.state(HeldLock.State.LOST);
                     String reason = "it was no longer held in Redis when released (the lease ran out)";
                     reportChain(outcome.unconfirmed(), reason);
                     reportLost(lock, reason);
-                    lock.state.set(HeldLock.State.RELEASED);
+                    lock.state(HeldLock.State.RELEASED);
                 }
             }
             finally {
@@ -114,7 +114,7 @@ final class LockEndings {
 
     /** The lease of a held lock was found lost: another client may take the key now, so may this JVM's next waiter. */
     void lose(HeldLock lock, String reason) {
-        if (lock.state.compareAndSet(HeldLock.State.HELD, HeldLock.State.LOST)) {
+        if (lock.compareAndSetState(HeldLock.State.HELD, HeldLock.State.LOST)) {
             KeyLine line = lines.line(lock.key());
             if (line != null) {
                 reportChain(line.lost(lock), reason);
@@ -129,7 +129,7 @@ final class LockEndings {
      */
     void reportChain(Collection<HeldLock> holders, String reason) {
         for (HeldLock holder : holders) {
-            if (holder.state.get() == HeldLock.State.RELEASED) {
+            if (holder.state() == HeldLock.State.RELEASED) {
                 reportLost(holder, reason + "; found after it had handed the lock on, and Redis had not confirmed "
                         + "the lease since before it held it");
             }
@@ -153,7 +153,7 @@ final class LockEndings {
         if (!lock.delivered) {
             return; // nobody has it (yet): told at delivery, if it is delivered
         }
-        if (!lock.lossReported.compareAndSet(false, true)) {
+        if (!lock.markLossReported()) {
             return;
         }
         logger.warn("Lost " + lock + " held by thread '" + lock.ownerName() + "': " + reason

@@ -3,9 +3,8 @@ package dev.leasehold.engine.holding;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -51,7 +50,10 @@ final class Watchdog {
 
     private final KeyLines lines;
 
-    private final Set<HeldLock> renewing = ConcurrentHashMap.newKeySet();
+    /** Every lock held now; those it renews are {@link HeldLock#watched()}. */
+    private final Collection<HeldLock> held;
+
+    private volatile boolean stopped;
 
     private final AtomicBoolean retryScheduled = new AtomicBoolean();
 
@@ -61,8 +63,9 @@ final class Watchdog {
     private volatile ScheduledFuture<?> ticks;
 
     Watchdog(LockServer server, ScheduledExecutorService scheduler, Duration leaseTime, Duration redisTimeout,
-            BiConsumer<HeldLock, String> onLost, LockObserver observer, KeyLines lines) {
+            BiConsumer<HeldLock, String> onLost, LockObserver observer, KeyLines lines, Collection<HeldLock> held) {
         this.lines = lines;
+        this.held = held;
         this.server = server;
         this.scheduler = scheduler;
         this.redisTimeout = redisTimeout;
@@ -77,17 +80,20 @@ final class Watchdog {
     }
 
     void stop() {
+        stopped = true;
         ScheduledFuture<?> current = ticks;
         if (current != null) {
             current.cancel(false);
         }
-        renewing.clear();
+        for (HeldLock lock : held) {
+            lock.watched(false);
+        }
     }
 
-    /** Starts watching a lock just granted. */
+    /** Starts watching a lock just granted (one of {@link #held}). */
     void watch(HeldLock lock) {
         if (lock.renewed) {
-            renewing.add(lock);
+            lock.watched(!stopped);
         }
         else {
             lock.expiryCheck = scheduler.schedule(() -> expire(lock), Math.max(1, lock.leaseLeftMillis()),
@@ -97,7 +103,7 @@ final class Watchdog {
 
     /** Stops watching; called before a release is sent. */
     void forget(HeldLock lock) {
-        renewing.remove(lock);
+        lock.watched(false);
         ScheduledFuture<?> check = lock.expiryCheck;
         if (check != null) {
             check.cancel(false);
@@ -105,11 +111,15 @@ final class Watchdog {
     }
 
     int watchedCount() {
-        return renewing.size();
+        int watched = 0;
+        for (HeldLock lock : held) {
+            watched += lock.watched() ? 1 : 0;
+        }
+        return watched;
     }
 
     private void expire(HeldLock lock) {
-        if (lock.state.get() == HeldLock.State.HELD) {
+        if (lock.state() == HeldLock.State.HELD) {
             onLost.accept(lock, "its fixed lease of " + lock.leaseMillis + " ms ran out before it was released");
         }
     }
@@ -117,8 +127,13 @@ final class Watchdog {
     /** One tick: every watched lock renewed in one pipelined round. */
     void renewAll() {
         try {
-            List<HeldLock> due = new ArrayList<>(renewing);
-            if (due.isEmpty()) {
+            List<HeldLock> due = new ArrayList<>();
+            for (HeldLock lock : held) {
+                if (lock.watched()) {
+                    due.add(lock);
+                }
+            }
+            if (due.isEmpty() || stopped) {
                 return;
             }
             long sentAt = System.nanoTime();
@@ -134,7 +149,7 @@ final class Watchdog {
                 // a lock handed off meanwhile renewed its successor's lease (same token in Redis)
                 KeyLine line = lines.line(due.get(i).key());
                 HeldLock lock = line != null ? line.currentHolder(due.get(i)) : due.get(i);
-                if (lock.state.get() != HeldLock.State.HELD || (lock == due.get(i) && !renewing.contains(lock))) {
+                if (lock.state() != HeldLock.State.HELD || (lock == due.get(i) && !lock.watched())) {
                     continue;
                 }
                 if (Boolean.TRUE.equals(renewed)) {
@@ -146,11 +161,11 @@ final class Watchdog {
                     }
                 }
                 else if (Boolean.FALSE.equals(renewed)) {
-                    renewing.remove(lock);
+                    lock.watched(false);
                     onLost.accept(lock, "Redis refused the renewal: the key expired or is owned by someone else");
                 }
                 else if (System.nanoTime() - lock.leaseEndsAtNanos() >= 0) {
-                    renewing.remove(lock);
+                    lock.watched(false);
                     onLost.accept(lock, "renewal failed until the lease of " + lock.leaseMillis + " ms ran out");
                 }
                 else {
