@@ -57,8 +57,7 @@ public final class KeyLine {
     private final HandOffRules rules;
 
     // all guarded by this object's monitor
-    // made when the first waiter queues: a held lock keeps its line, and most have nobody waiting (a hundred
-    // thousand held locks would otherwise keep a hundred thousand empty queues, 56 bytes each)
+    // made for the first waiter: a held lock keeps its line, and most have nobody waiting (56 bytes per lock)
     private ArrayDeque<Waiter> waiting;
 
     private Phase phase = Phase.FREE;
@@ -82,11 +81,8 @@ public final class KeyLine {
     /** When Redis granted the key to this JVM (the turn began). */
     private long grantedAtNanos;
 
-    /**
-     * Holders that handed the lock on since Redis last confirmed the lease: a loss found later is theirs too. Made
-     * at the first hand-off (most held locks are never handed off).
-     */
-    private List<HeldLock> unconfirmed;
+    /** Holders that handed the lock on since Redis last confirmed the lease (a loss found later is theirs too). */
+    private List<HeldLock> unconfirmed; // made at the first hand-off: most held locks are never handed off
 
     /** Acquisitions and locks using this line; changed only inside {@link KeyLines}' map. */
     int users;
@@ -140,7 +136,7 @@ public final class KeyLine {
     public Turn giveUp(Waiter waiter) {
         if (waiter.claim()) {
             synchronized (this) {
-                if (waiting != null) {
+                if (waiting != null) { // null once closed
                     waiting.remove(waiter);
                 }
             }
