@@ -1,9 +1,8 @@
 package dev.leasehold.engine.holding;
 
 import java.util.Collection;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import dev.leasehold.LockHandle;
@@ -41,8 +40,8 @@ final class LockEndings {
     /** A handle on a lock for whoever is told it was lost (the lock's outermost handle). */
     private final Function<HeldLock, LockHandle> view;
 
-    /** Locks whose release was sent and not answered yet: closing waits for them before the connection goes. */
-    private final Set<HeldLock> releasing = ConcurrentHashMap.newKeySet();
+    /** Releases sent and not answered yet: closing waits for them before the connection goes (a count: no entry per lock). */
+    private final AtomicInteger releasing = new AtomicInteger();
 
     private Watchdog watchdog;
 
@@ -77,7 +76,7 @@ final class LockEndings {
             lines.leave(line); // the next local holder has the key now, and Redis was not told
             return RELEASED;
         }
-        releasing.add(lock);
+        releasing.incrementAndGet();
         CompletableFuture<Boolean> reply;
         try {
             long keep = lock.holdLeftMillis();
@@ -106,7 +105,7 @@ final class LockEndings {
                 if (line != null) {
                     lines.leave(line);
                 }
-                releasing.remove(lock);
+                releasing.decrementAndGet();
             }
             return null;
         });
@@ -168,7 +167,7 @@ final class LockEndings {
      */
     void awaitReleasesInFlight() {
         long deadline = System.nanoTime() + settings.redisTimeout().toNanos() + 100_000_000L;
-        while (!releasing.isEmpty() && System.nanoTime() < deadline) {
+        while (releasing.get() > 0 && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(1);
             }

@@ -216,7 +216,7 @@ public final class KeyLine {
             return new Release(successor, List.of());
         }
         start(next);
-        return new Release(null, unconfirmedHolders);
+        return unconfirmedHolders.isEmpty() ? Release.IN_REDIS : new Release(null, unconfirmedHolders);
     }
 
     /**
@@ -412,6 +412,8 @@ public final class KeyLine {
     public record Release(HeldLock successor, List<HeldLock> unconfirmed) {
 
         static final Release NOT_THE_HOLDER = new Release(null, List.of());
+
+        static final Release IN_REDIS = new Release(null, List.of());
 
         public boolean handedOff() {
             return successor != null;
