@@ -127,7 +127,7 @@ final class Watchdog {
     /** One tick: every watched lock renewed in one pipelined round. */
     void renewAll() {
         try {
-            List<HeldLock> due = new ArrayList<>();
+            List<HeldLock> due = new ArrayList<>(held.size());
             for (HeldLock lock : held) {
                 if (lock.watched()) {
                     due.add(lock);
