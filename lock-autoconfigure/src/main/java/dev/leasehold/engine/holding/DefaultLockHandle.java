@@ -1,8 +1,9 @@
 package dev.leasehold.engine.holding;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.leasehold.LockHandle;
 import dev.leasehold.engine.key.HeldLock;
@@ -39,12 +40,12 @@ public final class DefaultLockHandle implements LockHandle {
 
     @Override
     public boolean isHeld() {
-        return !release.done.get() && lock.isHeld();
+        return !release.done() && lock.isHeld();
     }
 
     @Override
     public void close() {
-        release.run();
+        release.close();
     }
 
     @Override
@@ -54,12 +55,12 @@ public final class DefaultLockHandle implements LockHandle {
 
     @Override
     public boolean extend(java.time.Duration lease) {
-        return !release.done.get() && release.actions.extend(lock, lease);
+        return !release.done() && release.actions().extend(lock, lease);
     }
 
     @Override
     public boolean wasLost() {
-        return lock.lossReported.get();
+        return lock.lossReported();
     }
 
     @Override
@@ -74,14 +75,30 @@ public final class DefaultLockHandle implements LockHandle {
 
     /**
      * What closing does, kept apart from the handle so a {@link java.lang.ref.Cleaner} can run it when a
-     * handle is dropped without close (it must not reach the handle itself).
+     * handle is dropped without close (it must not reach the handle itself): its {@link #run()} is that cleaning
+     * action. Its two flags are plain fields set by compare-and-set (one object per held lock, not three).
      */
     public static final class Release implements Runnable {
 
-        private final AtomicBoolean done = new AtomicBoolean();
+        private static final VarHandle DONE;
+
+        private static final VarHandle THREAD_BOUND;
+
+        static {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                DONE = lookup.findVarHandle(Release.class, "done", boolean.class);
+                THREAD_BOUND = lookup.findVarHandle(Release.class, "threadBound", boolean.class);
+            }
+            catch (ReflectiveOperationException ex) {
+                throw new ExceptionInInitializerError(ex);
+            }
+        }
+
+        private volatile boolean done;
 
         /** Whether this handle still ties the lock to its owner thread for re-entrancy. */
-        private final AtomicBoolean threadBound = new AtomicBoolean(true);
+        private volatile boolean threadBound = true;
 
         private final HeldLock lock;
 
@@ -92,9 +109,16 @@ public final class DefaultLockHandle implements LockHandle {
             this.actions = actions;
         }
 
+        boolean done() {
+            return done;
+        }
+
+        HandleActions actions() {
+            return actions;
+        }
+
         /** Closes and waits for the release (bounded by the Redis timeout). */
-        @Override
-        public void run() {
+        public void close() {
             try {
                 runAsync().get();
             }
@@ -109,7 +133,7 @@ public final class DefaultLockHandle implements LockHandle {
 
         /** Closes without waiting; completes once the release is done. */
         public CompletableFuture<Void> runAsync() {
-            if (done.compareAndSet(false, true)) {
+            if (DONE.compareAndSet(this, false, true)) {
                 detach();
                 return actions.exit(lock);
             }
@@ -119,31 +143,30 @@ public final class DefaultLockHandle implements LockHandle {
         /** What the view of a lock whose handles were all closed closes: nothing. */
         static Release closed(HeldLock lock, HandleActions actions) {
             Release release = new Release(lock, actions);
-            release.done.set(true);
-            release.threadBound.set(false);
+            release.done = true;
+            release.threadBound = false;
             return release;
         }
 
         /** For a lock bound to no thread from the start (taken asynchronously). */
         Release unbound() {
-            threadBound.set(false);
+            threadBound = false;
             return this;
         }
 
         public void detach() {
-            if (threadBound.compareAndSet(true, false)) {
+            if (THREAD_BOUND.compareAndSet(this, true, false)) {
                 actions.unbind(lock);
             }
         }
 
-        /** Run by the cleaner once the handle is unreachable. */
-        Runnable onGarbageCollected() {
-            return () -> {
-                if (!done.get()) {
-                    actions.orphaned(lock);
-                    run();
-                }
-            };
+        /** Run by the cleaner once the handle is unreachable: closes it, if nobody did. */
+        @Override
+        public void run() {
+            if (!done) {
+                actions.orphaned(lock);
+                close();
+            }
         }
     }
 }

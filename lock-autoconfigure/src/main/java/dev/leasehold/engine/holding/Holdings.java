@@ -49,7 +49,11 @@ public final class Holdings implements HandleActions {
 
     private final HandOffs handOffs;
 
-    /** Every lock held now, attached to a thread or not, with what closing its outermost handle does. */
+    /**
+     * Every lock held now, attached to a thread or not, with what closing its outermost handle does. The watchdog
+     * renews those of them it watches (a flag on the lock: one map entry per held lock, not one here and one in a
+     * set of the watchdog's).
+     */
     private final Map<HeldLock, DefaultLockHandle.Release> active = new ConcurrentHashMap<>();
 
     public Holdings(LockServer server, LockEngineSettings settings, LockObserver observer, KeyLines lines,
@@ -57,7 +61,7 @@ public final class Holdings implements HandleActions {
         this.settings = settings;
         this.endings = new LockEndings(server, settings, observer, lines, this::view, timeouts);
         this.watchdog = new Watchdog(server, scheduler, settings.leaseTime(), settings.redisTimeout(), endings::lose,
-                observer, lines);
+                observer, lines, active.keySet());
         this.endings.watchedBy(watchdog);
         this.reentrancy = new Reentrancy(endings::lose);
         this.leaseExtension = new LeaseExtension(server, settings.redisTimeout(), watchdog, endings::lose);
@@ -83,7 +87,9 @@ public final class Holdings implements HandleActions {
             reentrancy.bind(lock);
         }
         else {
-            lock.threadBoundHolds.set(0);
+            synchronized (lock) {
+                lock.unbindFromStart();
+            }
             handle.release().unbound();
         }
         watchdog.watch(lock);
@@ -97,7 +103,7 @@ public final class Holdings implements HandleActions {
 
     /** A lock granted to an acquisition cancelled at that moment: released as if its handle were closed. */
     public void releaseUnclaimed(HeldLock lock) {
-        endings.release(lock, lock.state.getAndSet(HeldLock.State.RELEASED));
+        endings.release(lock, lock.getAndSetState(HeldLock.State.RELEASED));
     }
 
     /**
@@ -158,7 +164,7 @@ public final class Holdings implements HandleActions {
     private DefaultLockHandle newHandle(HeldLock lock) {
         DefaultLockHandle.Release release = new DefaultLockHandle.Release(lock, this);
         DefaultLockHandle handle = new DefaultLockHandle(lock, release);
-        CLEANER.register(handle, release.onGarbageCollected());
+        CLEANER.register(handle, release);
         return handle;
     }
 

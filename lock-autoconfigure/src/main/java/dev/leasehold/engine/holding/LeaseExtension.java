@@ -65,7 +65,7 @@ final class LeaseExtension {
         }
         watchdog.forget(lock);
         lock.extendedAt(sentAt, leaseMillis);
-        if (lock.state.get() != HeldLock.State.HELD) {
+        if (lock.state() != HeldLock.State.HELD) {
             return false;
         }
         watchdog.watch(lock);

@@ -1,9 +1,8 @@
 package dev.leasehold.engine.holding;
 
 import java.util.Collection;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import dev.leasehold.LockHandle;
@@ -41,8 +40,8 @@ final class LockEndings {
     /** A handle on a lock for whoever is told it was lost (the lock's outermost handle). */
     private final Function<HeldLock, LockHandle> view;
 
-    /** Locks whose release was sent and not answered yet: closing waits for them before the connection goes. */
-    private final Set<HeldLock> releasing = ConcurrentHashMap.newKeySet();
+    /** Releases sent and not answered yet: closing waits for them before the connection goes (a count: no entry per lock). */
+    private final AtomicInteger releasing = new AtomicInteger();
 
     private Watchdog watchdog;
 
@@ -77,7 +76,7 @@ final class LockEndings {
             lines.leave(line); // the next local holder has the key now, and Redis was not told
             return RELEASED;
         }
-        releasing.add(lock);
+        releasing.incrementAndGet();
         CompletableFuture<Boolean> reply;
         try {
             long keep = lock.holdLeftMillis();
@@ -95,18 +94,18 @@ final class LockEndings {
                 }
                 else if (!released && before == HeldLock.State.HELD) {
                     // the lease ran out before release and nobody noticed yet (e.g. a fixed lease just expired)
-                    lock.state.set(HeldLock.State.LOST);
+                    lock.state(HeldLock.State.LOST);
                     String reason = "it was no longer held in Redis when released (the lease ran out)";
                     reportChain(outcome.unconfirmed(), reason);
                     reportLost(lock, reason);
-                    lock.state.set(HeldLock.State.RELEASED);
+                    lock.state(HeldLock.State.RELEASED);
                 }
             }
             finally {
                 if (line != null) {
                     lines.leave(line);
                 }
-                releasing.remove(lock);
+                releasing.decrementAndGet();
             }
             return null;
         });
@@ -114,7 +113,7 @@ final class LockEndings {
 
     /** The lease of a held lock was found lost: another client may take the key now, so may this JVM's next waiter. */
     void lose(HeldLock lock, String reason) {
-        if (lock.state.compareAndSet(HeldLock.State.HELD, HeldLock.State.LOST)) {
+        if (lock.compareAndSetState(HeldLock.State.HELD, HeldLock.State.LOST)) {
             KeyLine line = lines.line(lock.key());
             if (line != null) {
                 reportChain(line.lost(lock), reason);
@@ -129,7 +128,7 @@ final class LockEndings {
      */
     void reportChain(Collection<HeldLock> holders, String reason) {
         for (HeldLock holder : holders) {
-            if (holder.state.get() == HeldLock.State.RELEASED) {
+            if (holder.state() == HeldLock.State.RELEASED) {
                 reportLost(holder, reason + "; found after it had handed the lock on, and Redis had not confirmed "
                         + "the lease since before it held it");
             }
@@ -153,7 +152,7 @@ final class LockEndings {
         if (!lock.delivered) {
             return; // nobody has it (yet): told at delivery, if it is delivered
         }
-        if (!lock.lossReported.compareAndSet(false, true)) {
+        if (!lock.markLossReported()) {
             return;
         }
         logger.warn("Lost " + lock + " held by thread '" + lock.ownerName() + "': " + reason
@@ -168,7 +167,7 @@ final class LockEndings {
      */
     void awaitReleasesInFlight() {
         long deadline = System.nanoTime() + settings.redisTimeout().toNanos() + 100_000_000L;
-        while (!releasing.isEmpty() && System.nanoTime() < deadline) {
+        while (releasing.get() > 0 && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(1);
             }

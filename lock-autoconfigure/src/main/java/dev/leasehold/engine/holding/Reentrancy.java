@@ -3,7 +3,6 @@ package dev.leasehold.engine.holding;
 import java.util.Collections;
 import java.util.Set;
 import java.util.WeakHashMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 
 import dev.leasehold.LockAcquisitionException;
@@ -24,7 +23,7 @@ final class Reentrancy {
     /** Every engine's instance, for {@link CurrentLocks#holds}: a static question needs no engine at hand. */
     private static final Set<Reentrancy> INSTANCES = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
-    private final ConcurrentHashMap<Owner, HeldLock> held = new ConcurrentHashMap<>();
+    private final ThreadBindings held = new ThreadBindings();
 
     /** Told when a re-entry finds the lease ran out before anyone noticed: the lock is lost. */
     private final BiConsumer<HeldLock, String> leaseRanOut;
@@ -42,9 +41,7 @@ final class Reentrancy {
         }
         Thread thread = Thread.currentThread();
         for (Reentrancy reentrancy : instances) {
-            if (key != null ? isHeld(reentrancy.held.get(new Owner(thread, key)))
-                    : reentrancy.held.entrySet().stream().anyMatch(entry -> entry.getKey().thread() == thread
-                            && isHeld(entry.getValue()))) {
+            if (key != null ? isHeld(reentrancy.held.get(thread, key)) : reentrancy.held.anyOf(thread, Reentrancy::isHeld)) {
                 return true;
             }
         }
@@ -52,7 +49,7 @@ final class Reentrancy {
     }
 
     private static boolean isHeld(HeldLock lock) {
-        return lock != null && lock.holds.get() > 0 && lock.isHeld(); // as its handles say: also false once the lease ran out
+        return lock != null && lock.holds() > 0 && lock.isHeld(); // as its handles say: also false once the lease ran out
     }
 
     /**
@@ -61,19 +58,18 @@ final class Reentrancy {
      * owner may hold the key already, even if the watchdog has not judged the renewal in flight yet.
      */
     HeldLock join(String key, LockMode mode) {
-        Owner owner = new Owner(Thread.currentThread(), key);
-        HeldLock lock = held.get(owner);
+        HeldLock lock = held.get(Thread.currentThread(), key);
         if (lock == null) {
             return null;
         }
         boolean ranOut;
         synchronized (lock) {
-            if (lock.holds.get() == 0) {
+            if (lock.holds() == 0) {
                 return null; // its last handle was closed just now, from another thread
             }
-            ranOut = lock.state.get() == HeldLock.State.HELD && !lock.isHeld();
+            ranOut = lock.state() == HeldLock.State.HELD && !lock.isHeld();
             if (!ranOut) {
-                join(lock, owner, key, mode);
+                join(lock, key, mode);
                 return lock;
             }
         }
@@ -85,17 +81,17 @@ final class Reentrancy {
     }
 
     /** One more hold on a lock whose lease is good; called under the lock's monitor. */
-    private void join(HeldLock lock, Owner owner, String key, LockMode mode) {
-        if (lock.state.get() == HeldLock.State.LOST) {
+    private void join(HeldLock lock, String key, LockMode mode) {
+        if (lock.state() == HeldLock.State.LOST) {
             throw lost(key);
         }
         if (mode != LockMode.READ && !lock.exclusive()) {
             throw new IllegalStateException("This thread holds a READ lock on '" + key
                     + "' and asked for " + mode + ": upgrading a read lock would deadlock; release it first");
         }
-        lock.holds.incrementAndGet();
-        if (lock.threadBoundHolds.getAndIncrement() == 0) {
-            held.put(owner, lock); // every bound handle had been detached meanwhile
+        lock.addHolds(1);
+        if (lock.addThreadBoundHolds(1) == 1) {
+            held.bind(lock); // every bound handle had been detached meanwhile
         }
     }
 
@@ -106,14 +102,14 @@ final class Reentrancy {
 
     /** A new acquisition by its owner thread. */
     void bind(HeldLock lock) {
-        held.put(new Owner(lock.owner, lock.key()), lock);
+        held.bind(lock);
     }
 
     /** A handle stopped tying the lock to its thread: the last one ends re-entrancy for that thread. */
     void unbind(HeldLock lock) {
         synchronized (lock) {
-            if (lock.threadBoundHolds.decrementAndGet() == 0) {
-                held.remove(new Owner(lock.owner, lock.key()), lock);
+            if (lock.addThreadBoundHolds(-1) == 0) {
+                held.unbind(lock);
             }
         }
     }
@@ -121,26 +117,23 @@ final class Reentrancy {
     /** Gives back one hold: null while others remain; for the last, marks it released and returns the state before. */
     HeldLock.State exit(HeldLock lock) {
         synchronized (lock) {
-            if (lock.holds.decrementAndGet() != 0) {
+            if (lock.addHolds(-1) != 0) {
                 return null;
             }
-            held.remove(new Owner(lock.owner, lock.key()), lock);
-            return lock.state.getAndSet(HeldLock.State.RELEASED);
+            held.unbind(lock);
+            return lock.getAndSetState(HeldLock.State.RELEASED);
         }
     }
 
     /** Drops every hold at once (shutdown); the state before, or null when it was released already. */
     HeldLock.State exitAll(HeldLock lock) {
         synchronized (lock) {
-            if (lock.holds.get() == 0) {
+            if (lock.holds() == 0) {
                 return null;
             }
-            lock.holds.set(0);
-            held.remove(new Owner(lock.owner, lock.key()), lock);
-            return lock.state.getAndSet(HeldLock.State.RELEASED);
+            lock.addHolds(-lock.holds());
+            held.unbind(lock);
+            return lock.getAndSetState(HeldLock.State.RELEASED);
         }
-    }
-
-    private record Owner(Thread thread, String key) {
     }
 }

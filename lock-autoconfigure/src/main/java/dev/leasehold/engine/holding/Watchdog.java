@@ -3,9 +3,8 @@ package dev.leasehold.engine.holding;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -28,7 +27,10 @@ import org.apache.commons.logging.LogFactory;
  * pipelined on the multiplexed connection, so a hundred thousand held locks cost a hundred script calls per
  * tick, not a hundred thousand. A renewal the server refuses (the token no longer owns the key) loses the lock at
  * once; a renewal that fails (Redis unreachable) is retried soon and loses the lock only when the
- * lease ran out unconfirmed. Fixed-lease locks get a timer at their lease end instead.
+ * lease ran out unconfirmed. An answer that comes after {@code leasehold.redis-timeout} still counts (Redis did
+ * extend the lease), and no round is sent while the last one is still on its way: a busy Redis would run it
+ * after the first, doing the work twice, and with many locks fall further behind on every retry. Fixed-lease
+ * locks get a timer at their lease end instead.
  * <p>
  * Releasing removes the lock here before the release is sent, and renewals are compare-then-extend on
  * the server, so a renewal can never revive a released key.
@@ -51,7 +53,10 @@ final class Watchdog {
 
     private final KeyLines lines;
 
-    private final Set<HeldLock> renewing = ConcurrentHashMap.newKeySet();
+    /** Every lock held now; those it renews are {@link HeldLock#watched()}. */
+    private final Collection<HeldLock> held;
+
+    private volatile boolean stopped;
 
     private final AtomicBoolean retryScheduled = new AtomicBoolean();
 
@@ -60,13 +65,22 @@ final class Watchdog {
 
     private volatile ScheduledFuture<?> ticks;
 
+    /** The last round's answers, all of them, and when it was sent: no new round while it is on its way. */
+    private volatile CompletableFuture<Void> roundInFlight = CompletableFuture.completedFuture(null);
+
+    private volatile long roundSentAt;
+
+    private final long leaseNanos;
+
     Watchdog(LockServer server, ScheduledExecutorService scheduler, Duration leaseTime, Duration redisTimeout,
-            BiConsumer<HeldLock, String> onLost, LockObserver observer, KeyLines lines) {
+            BiConsumer<HeldLock, String> onLost, LockObserver observer, KeyLines lines, Collection<HeldLock> held) {
         this.lines = lines;
+        this.held = held;
         this.server = server;
         this.scheduler = scheduler;
         this.redisTimeout = redisTimeout;
         this.renewIntervalMillis = Math.max(1, leaseTime.toMillis() / 3);
+        this.leaseNanos = leaseTime.toNanos();
         this.onLost = onLost;
         this.observer = observer;
     }
@@ -77,17 +91,20 @@ final class Watchdog {
     }
 
     void stop() {
+        stopped = true;
         ScheduledFuture<?> current = ticks;
         if (current != null) {
             current.cancel(false);
         }
-        renewing.clear();
+        for (HeldLock lock : held) {
+            lock.watched(false);
+        }
     }
 
-    /** Starts watching a lock just granted. */
+    /** Starts watching a lock just granted (one of {@link #held}). */
     void watch(HeldLock lock) {
         if (lock.renewed) {
-            renewing.add(lock);
+            lock.watched(!stopped);
         }
         else {
             lock.expiryCheck = scheduler.schedule(() -> expire(lock), Math.max(1, lock.leaseLeftMillis()),
@@ -97,7 +114,7 @@ final class Watchdog {
 
     /** Stops watching; called before a release is sent. */
     void forget(HeldLock lock) {
-        renewing.remove(lock);
+        lock.watched(false);
         ScheduledFuture<?> check = lock.expiryCheck;
         if (check != null) {
             check.cancel(false);
@@ -105,11 +122,15 @@ final class Watchdog {
     }
 
     int watchedCount() {
-        return renewing.size();
+        int watched = 0;
+        for (HeldLock lock : held) {
+            watched += lock.watched() ? 1 : 0;
+        }
+        return watched;
     }
 
     private void expire(HeldLock lock) {
-        if (lock.state.get() == HeldLock.State.HELD) {
+        if (lock.state() == HeldLock.State.HELD) {
             onLost.accept(lock, "its fixed lease of " + lock.leaseMillis + " ms ran out before it was released");
         }
     }
@@ -117,8 +138,19 @@ final class Watchdog {
     /** One tick: every watched lock renewed in one pipelined round. */
     void renewAll() {
         try {
-            List<HeldLock> due = new ArrayList<>(renewing);
-            if (due.isEmpty()) {
+            List<HeldLock> due = new ArrayList<>(held.size());
+            for (HeldLock lock : held) {
+                if (lock.watched()) {
+                    due.add(lock);
+                }
+            }
+            if (due.isEmpty() || stopped) {
+                return;
+            }
+            if (!roundInFlight.isDone() && System.nanoTime() - roundSentAt < leaseNanos) {
+                // the last round is still on its way: its answers, late or not, settle its locks; only leases
+                // that ran out meanwhile are given up now
+                awaitRound(due);
                 return;
             }
             long sentAt = System.nanoTime();
@@ -128,33 +160,20 @@ final class Watchdog {
             }
             // batched per server (a script call renews up to a thousand keys, each compare-then-extend)
             List<CompletableFuture<Boolean>> replies = server.renewAll(renewals);
+            roundSentAt = sentAt;
+            roundInFlight = CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new));
             int failed = 0;
             for (int i = 0; i < due.size(); i++) {
-                Boolean renewed = awaitReply(replies.get(i), sentAt);
-                // a lock handed off meanwhile renewed its successor's lease (same token in Redis)
-                KeyLine line = lines.line(due.get(i).key());
-                HeldLock lock = line != null ? line.currentHolder(due.get(i)) : due.get(i);
-                if (lock.state.get() != HeldLock.State.HELD || (lock == due.get(i) && !renewing.contains(lock))) {
-                    continue;
-                }
-                if (Boolean.TRUE.equals(renewed)) {
-                    if (line != null) {
-                        line.confirmed(lock, sentAt);
-                    }
-                    else {
-                        lock.confirmedAt(sentAt);
-                    }
-                }
-                else if (Boolean.FALSE.equals(renewed)) {
-                    renewing.remove(lock);
-                    onLost.accept(lock, "Redis refused the renewal: the key expired or is owned by someone else");
-                }
-                else if (System.nanoTime() - lock.leaseEndsAtNanos() >= 0) {
-                    renewing.remove(lock);
-                    onLost.accept(lock, "renewal failed until the lease of " + lock.leaseMillis + " ms ran out");
-                }
-                else {
+                CompletableFuture<Boolean> reply = replies.get(i);
+                Boolean renewed = awaitReply(reply, sentAt);
+                if (!settle(due.get(i), renewed, sentAt)) {
                     failed++;
+                    if (!reply.isDone()) {
+                        // a late answer still settles it (on the watchdog's thread, not Redis's I/O thread)
+                        HeldLock sent = due.get(i);
+                        reply.whenCompleteAsync((late, error) -> settle(sent, error == null ? late : null, sentAt),
+                                this::onWatchdogThread);
+                    }
                 }
             }
             if (failed > 0) {
@@ -175,6 +194,66 @@ final class Watchdog {
         }
         catch (RuntimeException ex) {
             logger.error("Lock renewal tick failed", ex);
+            retrySoon();
+        }
+    }
+
+    /**
+     * What a renewal's answer means for its lock (sent at {@code sentAt}; null: no answer yet, or an error).
+     * False when the lock is still held, unconfirmed and its lease not yet over: it is retried.
+     */
+    private boolean settle(HeldLock sent, Boolean renewed, long sentAt) {
+        // a lock handed off meanwhile renewed its successor's lease (same token in Redis)
+        KeyLine line = lines.line(sent.key());
+        HeldLock lock = line != null ? line.currentHolder(sent) : sent;
+        if (lock.state() != HeldLock.State.HELD || (lock == sent && !lock.watched())) {
+            return true;
+        }
+        if (Boolean.TRUE.equals(renewed)) {
+            if (line != null) {
+                line.confirmed(lock, sentAt);
+            }
+            else {
+                lock.confirmedAt(sentAt);
+            }
+            return true;
+        }
+        if (Boolean.FALSE.equals(renewed)) {
+            lock.watched(false);
+            onLost.accept(lock, "Redis refused the renewal: the key expired or is owned by someone else");
+            return true;
+        }
+        if (System.nanoTime() - lock.leaseEndsAtNanos() >= 0) {
+            lock.watched(false);
+            onLost.accept(lock, "renewal failed until the lease of " + lock.leaseMillis + " ms ran out");
+            return true;
+        }
+        return false;
+    }
+
+    /** Runs a late answer's step on the watchdog's scheduler; after shutdown, not at all. */
+    private void onWatchdogThread(Runnable step) {
+        try {
+            scheduler.execute(step);
+        }
+        catch (java.util.concurrent.RejectedExecutionException ex) {
+            // the engine is shutting down: nothing left to settle
+        }
+    }
+
+    /** While a round is on its way: leases that ran out are given up, the rest waits for its answers. */
+    private void awaitRound(List<HeldLock> due) {
+        int waiting = 0;
+        for (HeldLock lock : due) {
+            if (lock.state() == HeldLock.State.HELD && lock.watched() && System.nanoTime() - lock.leaseEndsAtNanos() >= 0) {
+                lock.watched(false);
+                onLost.accept(lock, "renewal failed until the lease of " + lock.leaseMillis + " ms ran out");
+            }
+            else {
+                waiting++;
+            }
+        }
+        if (waiting > 0) {
             retrySoon();
         }
     }

@@ -1,9 +1,8 @@
 package dev.leasehold.engine.key;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.LockObserver;
@@ -13,8 +12,27 @@ import dev.leasehold.engine.server.LockKeys;
  * One acquisition of a key in this JVM, shared by the handles of its re-entries: its owner token in Redis, its
  * fencing token, its lease estimate and how it ends. Whose turn the key is, and hand-offs, are its
  * {@link KeyLine}'s business.
+ * <p>
+ * A JVM may hold a hundred thousand of these at once, so its counters and flags are plain fields (changed under
+ * this object's monitor, or by compare-and-set through a {@link VarHandle}) rather than atomics of their own:
+ * four atomic objects were 64 bytes per held lock.
  */
 public final class HeldLock {
+
+    private static final VarHandle STATE;
+
+    private static final VarHandle LOSS_REPORTED;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            STATE = lookup.findVarHandle(HeldLock.class, "state", State.class);
+            LOSS_REPORTED = lookup.findVarHandle(HeldLock.class, "lossReported", boolean.class);
+        }
+        catch (ReflectiveOperationException ex) {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
 
     /** How the acquisition stands: held, given back, or lost (its lease ran out or Redis refused a renewal). */
     public enum State {
@@ -45,15 +63,18 @@ public final class HeldLock {
     final boolean handOffable;
 
     /** Open handles of this acquisition; changed only while holding this object's monitor (see Reentrancy). */
-    public final AtomicInteger holds = new AtomicInteger(1);
+    private volatile int holds = 1;
 
     /** Open handles that still tie this lock to its owner thread for re-entrancy (not detached); ditto. */
-    public final AtomicInteger threadBoundHolds = new AtomicInteger(1);
+    private int threadBoundHolds = 1;
 
-    public final AtomicReference<State> state = new AtomicReference<>(State.HELD);
+    private volatile State state = State.HELD;
 
     /** Whether a loss was reported for this lock (at most once). */
-    public final AtomicBoolean lossReported = new AtomicBoolean();
+    private volatile boolean lossReported;
+
+    /** Whether the watchdog renews it now (a watchdog lock from its registration until it is released or lost). */
+    private volatile boolean watched;
 
     /** Set once before the lock is delivered (a hand-off may reserve it after the turn passed). */
     private volatile long fencingToken;
@@ -102,6 +123,68 @@ public final class HeldLock {
         return fencingToken;
     }
 
+    public State state() {
+        return state;
+    }
+
+    public void state(State state) {
+        this.state = state;
+    }
+
+    public boolean compareAndSetState(State expected, State next) {
+        return STATE.compareAndSet(this, expected, next);
+    }
+
+    public State getAndSetState(State next) {
+        return (State) STATE.getAndSet(this, next);
+    }
+
+    /** Open handles; read from any thread. */
+    public int holds() {
+        return holds;
+    }
+
+    /** Changes the open handles by {@code delta} (under this object's monitor); returns the new count. */
+    public int addHolds(int delta) {
+        int now = holds + delta;
+        holds = now;
+        return now;
+    }
+
+    /** Open handles still bound to the owner thread (read and changed under this object's monitor). */
+    public int threadBoundHolds() {
+        return threadBoundHolds;
+    }
+
+    /** A lock bound to no thread from the start (taken asynchronously); under this object's monitor. */
+    public void unbindFromStart() {
+        threadBoundHolds = 0;
+    }
+
+    /** Changes the thread-bound handles by {@code delta} (under this object's monitor); returns the new count. */
+    public int addThreadBoundHolds(int delta) {
+        threadBoundHolds += delta;
+        return threadBoundHolds;
+    }
+
+    /** Whether a loss was reported for this lock. */
+    public boolean lossReported() {
+        return lossReported;
+    }
+
+    /** True for the one caller that reports the loss (at most once per lock). */
+    public boolean markLossReported() {
+        return LOSS_REPORTED.compareAndSet(this, false, true);
+    }
+
+    public boolean watched() {
+        return watched;
+    }
+
+    public void watched(boolean watched) {
+        this.watched = watched;
+    }
+
     void fencingToken(long token) {
         this.fencingToken = token;
     }
@@ -131,7 +214,7 @@ public final class HeldLock {
 
     /** Held, and its lease known good: the local estimate has not run out. */
     public boolean isHeld() {
-        return state.get() == State.HELD && System.nanoTime() - leaseEndsAtNanos < 0;
+        return state == State.HELD && System.nanoTime() - leaseEndsAtNanos < 0;
     }
 
     public long leaseLeftMillis() {
@@ -151,6 +234,6 @@ public final class HeldLock {
 
     @Override
     public String toString() {
-        return mode + " lock '" + key() + "' (fencing token " + fencingToken + ", " + state.get() + ")";
+        return mode + " lock '" + key() + "' (fencing token " + fencingToken + ", " + state + ")";
     }
 }

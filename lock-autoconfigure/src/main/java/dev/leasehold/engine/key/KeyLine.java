@@ -57,8 +57,8 @@ public final class KeyLine {
     private final HandOffRules rules;
 
     // all guarded by this object's monitor
-    // small at first: a held lock with nobody waiting keeps its line, and most have nobody waiting
-    private final ArrayDeque<Waiter> waiting = new ArrayDeque<>(2);
+    // made for the first waiter: a held lock keeps its line, and most have nobody waiting (56 bytes per lock)
+    private ArrayDeque<Waiter> waiting;
 
     private Phase phase = Phase.FREE;
 
@@ -81,8 +81,8 @@ public final class KeyLine {
     /** When Redis granted the key to this JVM (the turn began). */
     private long grantedAtNanos;
 
-    /** Holders that handed the lock on since Redis last confirmed the lease: a loss found later is theirs too. */
-    private final List<HeldLock> unconfirmed = new ArrayList<>();
+    /** Holders that handed the lock on since Redis last confirmed the lease (a loss found later is theirs too). */
+    private List<HeldLock> unconfirmed; // made at the first hand-off: most held locks are never handed off
 
     /** Acquisitions and locks using this line; changed only inside {@link KeyLines}' map. */
     int users;
@@ -101,7 +101,7 @@ public final class KeyLine {
     }
 
     synchronized int queued() {
-        return waiting.size();
+        return waiting == null ? 0 : waiting.size();
     }
 
     /**
@@ -121,6 +121,9 @@ public final class KeyLine {
                 return Waiter.FIRST;
             }
             Waiter waiter = new Waiter(owner, takeOverMode);
+            if (waiting == null) {
+                waiting = new ArrayDeque<>(2);
+            }
             waiting.add(waiter);
             return waiter;
         }
@@ -133,7 +136,9 @@ public final class KeyLine {
     public Turn giveUp(Waiter waiter) {
         if (waiter.claim()) {
             synchronized (this) {
-                waiting.remove(waiter);
+                if (waiting != null) { // null once closed
+                    waiting.remove(waiter);
+                }
             }
             waiter.turn().complete(null);
             return null;
@@ -172,7 +177,7 @@ public final class KeyLine {
                 othersQueued = false;
                 checkedAtNanos = System.nanoTime();
                 grantedAtNanos = checkedAtNanos;
-                unconfirmed.clear();
+                clearUnconfirmed();
             }
         }
         start(next);
@@ -191,10 +196,13 @@ public final class KeyLine {
             if (holder != lock) {
                 return Release.NOT_THE_HOLDER; // a reader, or a lock whose loss passed the turn on already
             }
-            unconfirmedHolders = List.copyOf(unconfirmed);
+            unconfirmedHolders = unconfirmedCopy();
             next = canHandOff(lock, before) ? claimTakeOverWaiter() : null;
             if (next != null) {
                 successor = successorOf(lock, next);
+                if (unconfirmed == null) {
+                    unconfirmed = new ArrayList<>(4);
+                }
                 unconfirmed.add(lock);
                 holder = successor;
                 phase = Phase.TAKING_OVER;
@@ -208,7 +216,7 @@ public final class KeyLine {
             return new Release(successor, List.of());
         }
         start(next);
-        return new Release(null, unconfirmedHolders);
+        return unconfirmedHolders.isEmpty() ? Release.IN_REDIS : new Release(null, unconfirmedHolders);
     }
 
     /**
@@ -217,7 +225,7 @@ public final class KeyLine {
      */
     public boolean takenOver(HeldLock successor) {
         synchronized (this) {
-            if (holder != successor || phase != Phase.TAKING_OVER || successor.state.get() != HeldLock.State.HELD) {
+            if (holder != successor || phase != Phase.TAKING_OVER || successor.state() != HeldLock.State.HELD) {
                 return false;
             }
             phase = Phase.HELD;
@@ -237,7 +245,7 @@ public final class KeyLine {
             othersQueued |= block.othersQueued();
             successor.confirmedAt(sentAtNanos);
             successor.fencingToken(block.first());
-            unconfirmed.clear();
+            clearUnconfirmed();
         }
     }
 
@@ -248,11 +256,11 @@ public final class KeyLine {
      */
     public List<HeldLock> takeOverFailed(HeldLock successor, boolean keyLost) {
         synchronized (this) {
-            successor.state.compareAndSet(HeldLock.State.HELD, HeldLock.State.RELEASED);
-            List<HeldLock> tell = keyLost ? List.copyOf(unconfirmed) : List.of();
+            successor.compareAndSetState(HeldLock.State.HELD, HeldLock.State.RELEASED);
+            List<HeldLock> tell = keyLost ? unconfirmedCopy() : List.of();
             if (holder == successor) {
                 holder = null;
-                unconfirmed.clear();
+                clearUnconfirmed();
                 if (phase == Phase.TAKING_OVER) {
                     phase = Phase.ACQUIRING;
                 }
@@ -273,8 +281,8 @@ public final class KeyLine {
             if (holder != lock) {
                 return List.of();
             }
-            tell = List.copyOf(unconfirmed);
-            unconfirmed.clear();
+            tell = unconfirmedCopy();
+            clearUnconfirmed();
             holder = null;
             if (phase == Phase.TAKING_OVER) {
                 phase = Phase.ACQUIRING;
@@ -299,7 +307,7 @@ public final class KeyLine {
         synchronized (this) {
             lock.confirmedAt(sentAtNanos);
             if (holder == lock) {
-                unconfirmed.clear();
+                clearUnconfirmed();
             }
         }
     }
@@ -309,8 +317,8 @@ public final class KeyLine {
         List<Waiter> all;
         synchronized (this) {
             phase = Phase.CLOSED;
-            all = new ArrayList<>(waiting);
-            waiting.clear();
+            all = waiting == null ? List.of() : new ArrayList<>(waiting);
+            waiting = null;
         }
         for (Waiter waiter : all) {
             if (waiter.claim()) {
@@ -336,6 +344,9 @@ public final class KeyLine {
      */
     private Waiter claimTakeOverWaiter() {
         long gateClosesAt = grantedAtNanos + rules.turnCheckNanos();
+        if (waiting == null) {
+            return null;
+        }
         for (Waiter next = waiting.peek(); next != null && next.takeOverMode() != null
                 && (!othersQueued || next.enteredAtNanos() - gateClosesAt < 0); next = waiting.peek()) {
             waiting.poll();
@@ -361,8 +372,8 @@ public final class KeyLine {
     /** The turn goes to the next waiter (ACQUIRING), or nobody has it (FREE); its completion is the caller's. */
     private Waiter passTurn() {
         holder = null;
-        unconfirmed.clear();
-        for (Waiter next = waiting.poll(); next != null; next = waiting.poll()) {
+        clearUnconfirmed();
+        for (Waiter next = waiting != null ? waiting.poll() : null; next != null; next = waiting.poll()) {
             if (next.claim()) {
                 if (phase != Phase.CLOSED) {
                     phase = Phase.ACQUIRING;
@@ -376,6 +387,16 @@ public final class KeyLine {
         return null;
     }
 
+    private List<HeldLock> unconfirmedCopy() {
+        return unconfirmed == null || unconfirmed.isEmpty() ? List.of() : List.copyOf(unconfirmed);
+    }
+
+    private void clearUnconfirmed() {
+        if (unconfirmed != null) {
+            unconfirmed.clear();
+        }
+    }
+
     private static void start(Waiter next) {
         if (next != null) {
             next.turn().complete(Turn.FREE);
@@ -384,13 +405,15 @@ public final class KeyLine {
 
     @Override
     public synchronized String toString() {
-        return "KeyLine['" + key + "' " + phase + ", " + waiting.size() + " waiting]";
+        return "KeyLine['" + key + "' " + phase + ", " + queued() + " waiting]";
     }
 
     /** How a release went: handed to {@code successor}, or released in Redis (null). */
     public record Release(HeldLock successor, List<HeldLock> unconfirmed) {
 
         static final Release NOT_THE_HOLDER = new Release(null, List.of());
+
+        static final Release IN_REDIS = new Release(null, List.of());
 
         public boolean handedOff() {
             return successor != null;

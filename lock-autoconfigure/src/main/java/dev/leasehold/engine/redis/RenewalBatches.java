@@ -74,17 +74,39 @@ final class RenewalBatches {
         }
         List<String> keys = new ArrayList<>(batch.size());
         List<String> args = new ArrayList<>(batch.size() * 2);
+        String leaseText = null; // the leases of one tick are alike: one string for all, not one per key
+        long leaseOfText = 0;
         for (Renewal renewal : batch) {
             keys.add(renewal.keys().lock());
             args.add(renewal.token());
-            args.add(Long.toString(renewal.leaseMillis()));
+            if (leaseText == null || renewal.leaseMillis() != leaseOfText) {
+                leaseOfText = renewal.leaseMillis();
+                leaseText = Long.toString(leaseOfText);
+            }
+            args.add(leaseText);
         }
         CompletableFuture<List<?>> replies = server.renewBatch(keys, args);
+        // the answers are completed from the batch's reply in one pass (not one dependent stage per key): a tick's
+        // objects stay live until Redis answers, a hundred thousand of them at once
         List<CompletableFuture<Boolean>> answers = new ArrayList<>(batch.size());
         for (int j = 0; j < batch.size(); j++) {
-            int index = j;
-            answers.add(replies.thenApply(reply -> ((Number) reply.get(index)).longValue() == 1L));
+            answers.add(new CompletableFuture<>());
         }
+        replies.whenComplete((reply, error) -> {
+            for (int j = 0; j < answers.size(); j++) {
+                try {
+                    if (error != null) {
+                        answers.get(j).completeExceptionally(error);
+                    }
+                    else {
+                        answers.get(j).complete(((Number) reply.get(j)).longValue() == 1L);
+                    }
+                }
+                catch (RuntimeException ex) {
+                    answers.get(j).completeExceptionally(ex); // a reply too short or of another kind: this key's answer
+                }
+            }
+        });
         return answers;
     }
 }

@@ -61,7 +61,7 @@ final class Acquisition {
     /** One id per instance: its queue entry (and writer mark) is the instance's, whichever acquisition waits. */
     private final String waiterId;
     private final boolean queues;
-    private final String channel;
+    private String channel;
 
     /** The lock, or null when the wait ran out; cancelled (exceptionally) by {@link #cancel()}. */
     private final CompletableFuture<HeldLock> result = new CompletableFuture<>();
@@ -107,7 +107,6 @@ final class Acquisition {
         this.takeOverMode = mode != LockMode.READ && renewed ? mode : null;
         this.waiterId = context.tokens.instanceId();
         this.queues = context.server.queuesWaiters();
-        this.channel = queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel();
         // steps run on the blocking caller's own thread (CallerThreadSteps), or the engine's wait thread
         this.waits = new Waits(context, this::stopping, steps, this::failed);
         this.line = context.lines.join(keys.logicalKey());
@@ -183,6 +182,14 @@ final class Acquisition {
                 });
     }
 
+    /** Its release messages' channel, made on first use (by steps, one at a time): an uncontended lock needs none. */
+    private String channel() {
+        if (channel == null) {
+            channel = queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel();
+        }
+        return channel;
+    }
+
     /** The top of the queue-head loop. */
     private void attempt() {
         if (stopping()) {
@@ -192,7 +199,7 @@ final class Acquisition {
         if (registration != null && !registration.subscribed()) {
             // no release message can come: subscribe again rather than sleep out the holder's lease
             registration.close();
-            registration = context.signals.register(channel);
+            registration = context.signals.register(channel());
             then(until(registration.confirmation(), confirmationWait()), this::sendTry);
             return;
         }
@@ -204,7 +211,8 @@ final class Acquisition {
             stop();
             return;
         }
-        pendingBeforeTry = registration == null ? context.signals.pending(channel) : null;
+        boolean mayBePending = registration == null && context.signals.anySubscribed();
+        pendingBeforeTry = mayBePending ? context.signals.pending(channel()) : null;
         release = registration != null ? registration.nextRelease()
                 : pendingBeforeTry != null ? pendingBeforeTry.nextRelease() : null;
         token = context.tokens.next();
@@ -269,7 +277,7 @@ final class Acquisition {
         }
         Grant refused = grant;
         if (registration == null) {
-            registration = context.signals.register(channel);
+            registration = context.signals.register(channel());
             then(until(registration.confirmation(), confirmationWait()), () -> {
                 if (!registration.covers(pendingBeforeTry)) {
                     // newly subscribed: a release between the try and the subscription was not seen, so try again

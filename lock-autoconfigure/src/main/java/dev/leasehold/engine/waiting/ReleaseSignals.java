@@ -74,6 +74,11 @@ final class ReleaseSignals {
         return new Pending(channel, channel.next.get());
     }
 
+    /** Whether any channel is subscribed (or being subscribed): when none is, {@link #pending} is null for all. */
+    boolean anySubscribed() {
+        return !channels.isEmpty();
+    }
+
     /** A release a waiter may sleep on, valid only while its channel stays the one registered. */
     record Pending(Object channel, CompletableFuture<Void> nextRelease) {
     }
