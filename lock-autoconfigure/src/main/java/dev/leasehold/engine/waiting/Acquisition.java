@@ -36,9 +36,6 @@ import dev.leasehold.engine.server.LockServerException;
  */
 final class Acquisition {
 
-    /** How often a waiter looks again while its channel is not (or no longer) confirmed subscribed. */
-    static final long UNSUBSCRIBED_RECHECK_MILLIS = 1000;
-
     private final WaitContext context;
 
     private final LockKeys keys;
@@ -61,7 +58,8 @@ final class Acquisition {
     /** One id per instance: its queue entry (and writer mark) is the instance's, whichever acquisition waits. */
     private final String waiterId;
     private final boolean queues;
-    private String channel;
+    /** The channel a release of the key reaches this acquisition on, once it was refused. */
+    private final ReleaseWatch releases;
 
     /** The lock, or null when the wait ran out; cancelled (exceptionally) by {@link #cancel()}. */
     private final CompletableFuture<HeldLock> result = new CompletableFuture<>();
@@ -74,9 +72,6 @@ final class Acquisition {
     // the loop's state: steps run one at a time, each after the one before (a happens-before edge)
     private Waiter waiter;
     private boolean haveTurn;
-    private ReleaseSignals.Registration registration;
-    private ReleaseSignals.Pending pendingBeforeTry;
-    private CompletableFuture<Void> release;
     private CompletableFuture<Grant> reply;
     private CompletableFuture<Grant> lastReply;
     private String token;
@@ -107,6 +102,9 @@ final class Acquisition {
         this.takeOverMode = mode != LockMode.READ && renewed ? mode : null;
         this.waiterId = context.tokens.instanceId();
         this.queues = context.server.queuesWaiters();
+        // the channel's name is made only once a try was refused (most acquisitions never wait)
+        this.releases = new ReleaseWatch(context.signals,
+                () -> queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel());
         // steps run on the blocking caller's own thread (CallerThreadSteps), or the engine's wait thread
         this.waits = new Waits(context, this::stopping, steps, this::failed);
         this.line = context.lines.join(keys.logicalKey());
@@ -182,25 +180,14 @@ final class Acquisition {
                 });
     }
 
-    /** Its release messages' channel, made on first use (by steps, one at a time): an uncontended lock needs none. */
-    private String channel() {
-        if (channel == null) {
-            channel = queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel();
-        }
-        return channel;
-    }
-
     /** The top of the queue-head loop. */
     private void attempt() {
         if (stopping()) {
             stop();
             return;
         }
-        if (registration != null && !registration.subscribed()) {
-            // no release message can come: subscribe again rather than sleep out the holder's lease
-            registration.close();
-            registration = context.signals.register(channel());
-            then(until(registration.confirmation(), confirmationWait()), this::sendTry);
+        if (releases.lapsed()) {
+            then(until(releases.subscribe(), confirmationWait()), this::sendTry);
             return;
         }
         sendTry();
@@ -211,10 +198,7 @@ final class Acquisition {
             stop();
             return;
         }
-        boolean mayBePending = registration == null && context.signals.anySubscribed();
-        pendingBeforeTry = mayBePending ? context.signals.pending(channel()) : null;
-        release = registration != null ? registration.nextRelease()
-                : pendingBeforeTry != null ? pendingBeforeTry.nextRelease() : null;
+        releases.beforeTry();
         token = context.tokens.next();
         // a queued writer keeps new readers out by its place in the queue; without a queue, by a mark
         writerWaitingMillis = mode == LockMode.READ || queues ? 0
@@ -276,10 +260,9 @@ final class Acquisition {
             return;
         }
         Grant refused = grant;
-        if (registration == null) {
-            registration = context.signals.register(channel());
-            then(until(registration.confirmation(), confirmationWait()), () -> {
-                if (!registration.covers(pendingBeforeTry)) {
+        if (!releases.registered()) {
+            then(until(releases.subscribe(), confirmationWait()), () -> {
+                if (!releases.coversLastTry()) {
                     // newly subscribed: a release between the try and the subscription was not seen, so try again
                     attempt();
                 }
@@ -293,7 +276,6 @@ final class Acquisition {
         sleep(refused);
     }
 
-
     /** The subscription's confirmation is awaited at most the Redis timeout, and never past the deadline. */
     private long confirmationWait() {
         return Math.min(context.settings.redisTimeout().toNanos(), deadline - System.nanoTime());
@@ -304,12 +286,9 @@ final class Acquisition {
         long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(queues
                 ? Math.min(refused.blockedForMillis(), context.settings.fairQueue().refreshMillis())
                 : refused.blockedForMillis()));
-        if (!registration.subscribed()) {
-            waitNanos = Math.min(waitNanos, TimeUnit.MILLISECONDS.toNanos(UNSUBSCRIBED_RECHECK_MILLIS));
-        }
         context.sleeping.incrementAndGet();
         // no message: the holder's lease may have ended; look again
-        then(until(release, waitNanos), () -> {
+        then(until(releases.release(), releases.sleepNanos(waitNanos)), () -> {
             context.sleeping.decrementAndGet();
             attempt();
         });
@@ -341,7 +320,7 @@ final class Acquisition {
     /** @param fromRedis granted by Redis (the line learns it), not taken over from a local holder */
     private void succeed(HeldLock lock, boolean fromRedis) {
         done = true;
-        closeRegistration();
+        releases.close();
         if (fromRedis) {
             line.granted(lock, reservedThrough); // a reader passes the turn on: readers share the key
         }
@@ -360,7 +339,7 @@ final class Acquisition {
             return;
         }
         done = true;
-        closeRegistration();
+        releases.close();
         if (leftSomethingBehind) {
             context.withdrawAfter(lastReply, keys, waiterId);
         }
@@ -398,13 +377,6 @@ final class Acquisition {
         }
         else {
             result.complete(null);
-        }
-    }
-
-    private void closeRegistration() {
-        if (registration != null) {
-            registration.close();
-            registration = null;
         }
     }
 }
