@@ -71,7 +71,8 @@ final class LockEndings {
         observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
         lock.attempt.released();
         KeyLine line = lines.line(lock.key());
-        KeyLine.Release outcome = line != null ? line.release(lock, before) : new KeyLine.Release(null, java.util.List.of());
+        dev.leasehold.engine.key.ReleaseOutcome outcome = line != null ? line.release(lock, before)
+                : dev.leasehold.engine.key.ReleaseOutcome.IN_REDIS;
         if (outcome.handedOff()) {
             lines.leave(line); // the next local holder has the key now, and Redis was not told
             return RELEASED;

@@ -13,11 +13,17 @@ import java.time.Duration;
  */
 public record HandOffRules(int maxHandOffs, Duration turnCheck, Duration redisTimeout) {
 
-    long turnCheckNanos() {
-        return turnCheck.toNanos();
+    /**
+     * Whether {@code lock}, released while it was still held, may go to a local waiter after {@code handOffs} in
+     * this turn: a watchdog lock without a holdAtLeast still running, with a lease the successor's watchdog can
+     * renew before it lapses.
+     */
+    boolean allow(HeldLock lock, HeldLock.State before, int handOffs) {
+        return lock.handOffable && before == HeldLock.State.HELD && handOffs < maxHandOffs
+                && lock.holdLeftMillis() == 0 && lock.leaseLeftMillis() > redisTimeout.toMillis();
     }
 
-    long redisTimeoutMillis() {
-        return redisTimeout.toMillis();
+    long turnCheckNanos() {
+        return turnCheck.toNanos();
     }
 }

@@ -36,10 +36,8 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
  * Redis (a token reservation, when the reserved block is used up or the turn is due a check).</li>
  * <li><b>CLOSED</b>: the engine shuts down.</li>
  * </ul>
- * A hand-off is safe because Redis still holds the key for this JVM under one owner token, and every hand-off is a
- * new acquisition with its own fencing token, taken from a block that the grant reserved in the key's counter; the
- * successor inherits the lease estimate, and a loss found later is reported to every holder since Redis last
- * confirmed the lease. Once a token reservation finds another instance queued for the key, the turn serves only the
+ * Why a hand-off is safe (one owner token in Redis, a fencing token of its own from the reserved block, the lease
+ * estimate inherited, a later loss told to every holder since the last confirmation): docs/how-it-works.md. Once a token reservation finds another instance queued for the key, the turn serves only the
  * local waiters that came before its grant or within the turn check of it (a gated turn); it ends then, after
  * {@link HandOffRules#maxHandOffs()} hand-offs in any case, or when the lease estimate is too short.
  * <p>
@@ -188,22 +186,20 @@ public final class KeyLine {
      * waiter when the rules allow, or released in Redis (the turn passes on at once: the next waiter's acquire
      * follows the release on the same connection, and Redis runs them in that order).
      */
-    public Release release(HeldLock lock, HeldLock.State before) {
+    public ReleaseOutcome release(HeldLock lock, HeldLock.State before) {
         Waiter next;
         HeldLock successor = null;
         List<HeldLock> unconfirmedHolders;
         synchronized (this) {
             if (holder != lock) {
-                return Release.NOT_THE_HOLDER; // a reader, or a lock whose loss passed the turn on already
+                return ReleaseOutcome.NOT_THE_HOLDER; // a reader, or a lock whose loss passed the turn on already
             }
             unconfirmedHolders = unconfirmedCopy();
-            next = canHandOff(lock, before) ? claimTakeOverWaiter() : null;
+            next = (phase == Phase.HELD || phase == Phase.TAKING_OVER) && rules.allow(lock, before, handOffs)
+                    ? claimTakeOverWaiter() : null;
             if (next != null) {
                 successor = successorOf(lock, next);
-                if (unconfirmed == null) {
-                    unconfirmed = new ArrayList<>(4);
-                }
-                unconfirmed.add(lock);
+                (unconfirmed != null ? unconfirmed : (unconfirmed = new ArrayList<>(4))).add(lock);
                 holder = successor;
                 phase = Phase.TAKING_OVER;
             }
@@ -213,10 +209,10 @@ public final class KeyLine {
         }
         if (successor != null) {
             next.turn().complete(new Turn(successor));
-            return new Release(successor, List.of());
+            return new ReleaseOutcome(successor, List.of());
         }
         start(next);
-        return unconfirmedHolders.isEmpty() ? Release.IN_REDIS : new Release(null, unconfirmedHolders);
+        return unconfirmedHolders.isEmpty() ? ReleaseOutcome.IN_REDIS : new ReleaseOutcome(null, unconfirmedHolders);
     }
 
     /**
@@ -327,14 +323,6 @@ public final class KeyLine {
         }
     }
 
-    private boolean canHandOff(HeldLock lock, HeldLock.State before) {
-        return lock.handOffable && before == HeldLock.State.HELD
-                && (phase == Phase.HELD || phase == Phase.TAKING_OVER)
-                && handOffs < rules.maxHandOffs() && lock.holdLeftMillis() == 0
-                // the successor must not get a lease about to lapse before its watchdog can renew it
-                && lock.leaseLeftMillis() > rules.redisTimeoutMillis();
-    }
-
     /**
      * The head of the queue if it can take a handed lock (so the order stays first come first served), claimed.
      * Once another instance queues for the key, the turn is gated: the lock goes only to waiters that came before
@@ -406,17 +394,5 @@ public final class KeyLine {
     @Override
     public synchronized String toString() {
         return "KeyLine['" + key + "' " + phase + ", " + queued() + " waiting]";
-    }
-
-    /** How a release went: handed to {@code successor}, or released in Redis (null). */
-    public record Release(HeldLock successor, List<HeldLock> unconfirmed) {
-
-        static final Release NOT_THE_HOLDER = new Release(null, List.of());
-
-        static final Release IN_REDIS = new Release(null, List.of());
-
-        public boolean handedOff() {
-            return successor != null;
-        }
     }
 }
