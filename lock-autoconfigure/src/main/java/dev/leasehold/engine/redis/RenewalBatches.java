@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServer.Renewal;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
@@ -31,7 +32,16 @@ final class RenewalBatches {
      * @param perSlot whether every batch must stay within one Cluster slot (asked only when there is more than one
      * exclusive lease to renew: a server may need a connection to tell)
      */
-    static List<CompletableFuture<Boolean>> renewAll(ScriptedLockServer server, List<Renewal> renewals,
+    /** One call of {@code renew_exclusive_many.lua}: a 1 or 0 per key, in order. */
+    interface BatchCall {
+        CompletableFuture<List<?>> renew(List<String> keys, List<String> args);
+    }
+
+    /**
+     * @param server renews a single lease (a reader, or a batch of one)
+     * @param batchCall renews a batch
+     */
+    static List<CompletableFuture<Boolean>> renewAll(LockServer server, BatchCall batchCall, List<Renewal> renewals,
             BooleanSupplier perSlot) {
         long exclusive = renewals.stream().filter(renewal -> renewal.mode() != LockMode.READ).count();
         if (exclusive <= 1) {
@@ -58,7 +68,8 @@ final class RenewalBatches {
         for (List<Integer> group : groups.values()) {
             for (int from = 0; from < group.size(); from += BATCH) {
                 List<Integer> batch = group.subList(from, Math.min(group.size(), from + BATCH));
-                List<CompletableFuture<Boolean>> renewed = renewBatch(server, batch.stream().map(renewals::get).toList());
+                List<CompletableFuture<Boolean>> renewed = renewBatch(server, batchCall,
+                        batch.stream().map(renewals::get).toList());
                 for (int j = 0; j < batch.size(); j++) {
                     answers[batch.get(j)] = renewed.get(j);
                 }
@@ -67,7 +78,8 @@ final class RenewalBatches {
         return Arrays.asList(answers);
     }
 
-    private static List<CompletableFuture<Boolean>> renewBatch(ScriptedLockServer server, List<Renewal> batch) {
+    private static List<CompletableFuture<Boolean>> renewBatch(LockServer server, BatchCall batchCall,
+            List<Renewal> batch) {
         if (batch.size() == 1) {
             Renewal only = batch.get(0);
             return List.of(server.renew(only.keys(), only.mode(), only.token(), only.leaseMillis()));
@@ -85,7 +97,7 @@ final class RenewalBatches {
             }
             args.add(leaseText);
         }
-        CompletableFuture<List<?>> replies = server.renewBatch(keys, args);
+        CompletableFuture<List<?>> replies = batchCall.renew(keys, args);
         // the answers are completed from the batch's reply in one pass (not one dependent stage per key): a tick's
         // objects stay live until Redis answers, a hundred thousand of them at once
         List<CompletableFuture<Boolean>> answers = new ArrayList<>(batch.size());

@@ -205,7 +205,7 @@ public abstract class ScriptedLockServer implements LockServer {
     /** Exclusive renewals in batches of up to {@link RenewalBatches#BATCH} keys per script call (per slot on a Cluster). */
     @Override
     public List<CompletableFuture<Boolean>> renewAll(List<Renewal> renewals) {
-        return RenewalBatches.renewAll(this, renewals, this::clustered);
+        return RenewalBatches.renewAll(this, this::renewBatch, renewals, this::clustered);
     }
 
     /**
