@@ -103,6 +103,11 @@ final class Nemesis implements Runnable {
             case "restart-empty" -> {
                 redis.stop();
                 redis.start();
+                if (servers.replica != null) {
+                    // no grant can be acknowledged before the replica has resynchronised from the emptied primary
+                    // (WAIT answers 0 until then): the fault lasts until it has (found by the before/after runs)
+                    awaitReplicaLinked(redis);
+                }
             }
             case "instance-restart" -> {
                 target = instance.name;
@@ -132,6 +137,28 @@ final class Nemesis implements Runnable {
             // lease: up to the longest fixed lease the workers take
             default -> CampaignWorker.LONGEST_LEASE_MILLIS + 500;
         };
+    }
+
+    /** Until the replica is linked to the restarted primary (the primary's new replication id) and in sync. */
+    private void awaitReplicaLinked(TestRedisServer primary) {
+        String replicationId = replicationField(primary.command("INFO", "replication"), "master_replid");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() - deadline < 0) {
+            String info = servers.replica.command("INFO", "replication");
+            if (info.contains("master_link_status:up") && replicationId.equals(replicationField(info, "master_replid"))) {
+                return;
+            }
+            rest(50);
+        }
+    }
+
+    private static String replicationField(String info, String name) {
+        for (String line : info.split("\\r?\\n")) {
+            if (line.startsWith(name + ":")) {
+                return line.substring(name.length() + 1).trim();
+            }
+        }
+        return "";
     }
 
     private static void rest(long millis) {

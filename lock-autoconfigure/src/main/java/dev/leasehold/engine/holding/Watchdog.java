@@ -204,7 +204,8 @@ final class Watchdog {
      */
     private boolean settle(HeldLock sent, Boolean renewed, long sentAt) {
         // a lock handed off meanwhile renewed its successor's lease (same token in Redis)
-        KeyLine line = lines.line(sent.key());
+        KeyLine known = sent.line();
+        KeyLine line = known != null ? known : lines.line(sent.key());
         HeldLock lock = line != null ? line.currentHolder(sent) : sent;
         if (lock.state() != HeldLock.State.HELD || (lock == sent && !lock.watched())) {
             return true;

@@ -160,6 +160,7 @@ public final class KeyLine {
      */
     public void granted(HeldLock lock, long reservedThrough) {
         Waiter next = null;
+        lock.on(this);
         synchronized (this) {
             if (!lock.exclusive()) {
                 next = passTurn();
@@ -354,7 +355,7 @@ public final class KeyLine {
         handOffs++;
         long sentAt = lock.leaseEndsAtNanos() - lock.validMillis * 1_000_000L; // inherits the lease estimate
         return new HeldLock(lock.keys, next.takeOverMode(), lock.token, fence, next.thread(), true, lock.leaseMillis,
-                lock.validMillis, sentAt, true);
+                lock.validMillis, sentAt, true).on(this);
     }
 
     /** The turn goes to the next waiter (ACQUIRING), or nobody has it (FREE); its completion is the caller's. */
