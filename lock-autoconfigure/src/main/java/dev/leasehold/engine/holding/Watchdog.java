@@ -28,8 +28,8 @@ import org.apache.commons.logging.LogFactory;
  * tick, not a hundred thousand. A renewal the server refuses (the token no longer owns the key) loses the lock at
  * once; a renewal that fails (Redis unreachable) is retried soon and loses the lock only when the
  * lease ran out unconfirmed. An answer that comes after {@code leasehold.redis-timeout} still counts (Redis did
- * extend the lease), and no round is sent while the last one is still on its way: a busy Redis would run it
- * after the first, doing the work twice, and with many locks fall further behind on every retry. Fixed-lease
+ * extend the lease), and no round is sent while the last one is still on its way and answering: a busy Redis
+ * would run it after the first, doing the work twice, and with many locks fall further behind on every retry. Fixed-lease
  * locks get a timer at their lease end instead.
  * <p>
  * Releasing removes the lock here before the release is sent, and renewals are compare-then-extend on
@@ -65,12 +65,17 @@ final class Watchdog {
 
     private volatile ScheduledFuture<?> ticks;
 
-    /** The last round's answers, all of them, and when it was sent: no new round while it is on its way. */
+    /**
+     * The last round's answers, all of them, and when it last made progress (sent, or an answer came): no new round
+     * while it is on its way and moving; one that had no answer for leasehold.redis-timeout is stuck (Redis gone,
+     * the commands waiting for a reconnect) and is sent again, as before.
+     */
     private volatile CompletableFuture<Void> roundInFlight = CompletableFuture.completedFuture(null);
 
-    private volatile long roundSentAt;
+    private volatile long roundProgressAt;
 
-    private final long leaseNanos;
+    /** One answer in so many marks the round's progress (a batch's answers come together). */
+    private static final int PROGRESS_STRIDE = 64;
 
     Watchdog(LockServer server, ScheduledExecutorService scheduler, Duration leaseTime, Duration redisTimeout,
             BiConsumer<HeldLock, String> onLost, LockObserver observer, KeyLines lines, Collection<HeldLock> held) {
@@ -80,7 +85,6 @@ final class Watchdog {
         this.scheduler = scheduler;
         this.redisTimeout = redisTimeout;
         this.renewIntervalMillis = Math.max(1, leaseTime.toMillis() / 3);
-        this.leaseNanos = leaseTime.toNanos();
         this.onLost = onLost;
         this.observer = observer;
     }
@@ -147,7 +151,7 @@ final class Watchdog {
             if (due.isEmpty() || stopped) {
                 return;
             }
-            if (!roundInFlight.isDone() && System.nanoTime() - roundSentAt < leaseNanos) {
+            if (!roundInFlight.isDone() && System.nanoTime() - roundProgressAt < redisTimeout.toNanos()) {
                 // the last round is still on its way: its answers, late or not, settle its locks; only leases
                 // that ran out meanwhile are given up now
                 awaitRound(due);
@@ -160,8 +164,11 @@ final class Watchdog {
             }
             // batched per server (a script call renews up to a thousand keys, each compare-then-extend)
             List<CompletableFuture<Boolean>> replies = server.renewAll(renewals);
-            roundSentAt = sentAt;
+            roundProgressAt = sentAt;
             roundInFlight = CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new));
+            for (int i = 0; i < replies.size(); i += PROGRESS_STRIDE) {
+                replies.get(i).whenComplete((answer, error) -> roundProgressAt = System.nanoTime());
+            }
             int failed = 0;
             for (int i = 0; i < due.size(); i++) {
                 CompletableFuture<Boolean> reply = replies.get(i);
