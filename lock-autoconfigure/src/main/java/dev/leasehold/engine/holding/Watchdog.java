@@ -28,8 +28,7 @@ import org.apache.commons.logging.LogFactory;
  * tick, not a hundred thousand. A renewal the server refuses (the token no longer owns the key) loses the lock at
  * once; a renewal that fails (Redis unreachable) is retried soon and loses the lock only when the
  * lease ran out unconfirmed. An answer that comes after {@code leasehold.redis-timeout} still counts (Redis did
- * extend the lease), and no round is sent while the last one is still on its way and answering: a busy Redis
- * would run it after the first, doing the work twice, and with many locks fall further behind on every retry. Fixed-lease
+ * extend the lease). Fixed-lease
  * locks get a timer at their lease end instead.
  * <p>
  * Releasing removes the lock here before the release is sent, and renewals are compare-then-extend on
@@ -65,17 +64,6 @@ final class Watchdog {
 
     private volatile ScheduledFuture<?> ticks;
 
-    /**
-     * The last round's answers, all of them, and when it last made progress (sent, or an answer came): no new round
-     * while it is on its way and moving; one that had no answer for leasehold.redis-timeout is stuck (Redis gone,
-     * the commands waiting for a reconnect) and is sent again, as before.
-     */
-    private volatile CompletableFuture<Void> roundInFlight = CompletableFuture.completedFuture(null);
-
-    private volatile long roundProgressAt;
-
-    /** One answer in so many marks the round's progress (a batch's answers come together). */
-    private static final int PROGRESS_STRIDE = 64;
 
     Watchdog(LockServer server, ScheduledExecutorService scheduler, Duration leaseTime, Duration redisTimeout,
             BiConsumer<HeldLock, String> onLost, LockObserver observer, KeyLines lines, Collection<HeldLock> held) {
@@ -151,12 +139,6 @@ final class Watchdog {
             if (due.isEmpty() || stopped) {
                 return;
             }
-            if (!roundInFlight.isDone() && System.nanoTime() - roundProgressAt < redisTimeout.toNanos()) {
-                // the last round is still on its way: its answers, late or not, settle its locks; only leases
-                // that ran out meanwhile are given up now
-                awaitRound(due);
-                return;
-            }
             long sentAt = System.nanoTime();
             List<LockServer.Renewal> renewals = new ArrayList<>(due.size());
             for (HeldLock lock : due) {
@@ -164,11 +146,6 @@ final class Watchdog {
             }
             // batched per server (a script call renews up to a thousand keys, each compare-then-extend)
             List<CompletableFuture<Boolean>> replies = server.renewAll(renewals);
-            roundProgressAt = sentAt;
-            roundInFlight = CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new));
-            for (int i = 0; i < replies.size(); i += PROGRESS_STRIDE) {
-                replies.get(i).whenComplete((answer, error) -> roundProgressAt = System.nanoTime());
-            }
             int failed = 0;
             for (int i = 0; i < due.size(); i++) {
                 CompletableFuture<Boolean> reply = replies.get(i);
@@ -246,23 +223,6 @@ final class Watchdog {
         }
         catch (java.util.concurrent.RejectedExecutionException ex) {
             // the engine is shutting down: nothing left to settle
-        }
-    }
-
-    /** While a round is on its way: leases that ran out are given up, the rest waits for its answers. */
-    private void awaitRound(List<HeldLock> due) {
-        int waiting = 0;
-        for (HeldLock lock : due) {
-            if (lock.state() == HeldLock.State.HELD && lock.watched() && System.nanoTime() - lock.leaseEndsAtNanos() >= 0) {
-                lock.watched(false);
-                onLost.accept(lock, "renewal failed until the lease of " + lock.leaseMillis + " ms ran out");
-            }
-            else {
-                waiting++;
-            }
-        }
-        if (waiting > 0) {
-            retrySoon();
         }
     }
 
