@@ -14,9 +14,11 @@ if not last then
     return 0
 end
 local keepMs = tonumber(ARGV[4] or '0')
-local nowMicros = serverMicros()
-if ARGV[5] == 'queued' then
-    -- one server (clock rule); a quorum node's counter key already holds every token it handed out
+local nowMicros
+if ARGV[5] == 'queued' and last > 0 then
+    -- one server (clock rule); a quorum node's counter key already holds every token it handed out, so it
+    -- needs no clock here
+    nowMicros = serverMicros()
     keepFenceAfterRelease(KEYS[4], last, nowMicros, keepMs)
 end
 if keepMs > 0 then
@@ -32,7 +34,7 @@ end
 -- @queue.lua
 
 if ARGV[5] == 'queued' then
-    return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor(nowMicros / 1000), ARGV[2],
+    return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor((nowMicros or serverMicros()) / 1000), ARGV[2],
         publishCommandFor(ARGV[3]), tonumber(ARGV[6]))
 end
 -- pcall: a refused PUBLISH must not turn a done release into an error
