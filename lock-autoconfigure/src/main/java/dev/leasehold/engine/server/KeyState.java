@@ -17,9 +17,9 @@ import dev.leasehold.LockMode;
  * @param writerWaiting whether a writer waits (queued, or marked waiting for the readers): new readers are
  * kept out meanwhile
  * @param fencingCounter the last fencing token granted or reserved for local hand-offs on the key (the
- * next grant is higher), 0 when Redis has none (on one server
- * the counter expires a minute after the last lease; in quorum mode it never expires, and this is the
- * highest of the nodes'); the next grant is higher
+ * next grant is higher), 0 when Redis keeps none (on one server a key at rest keeps none: its tokens are
+ * below the server clock, which every new token is above; in quorum mode the counter is kept, for ever or
+ * for the retention, and this is the highest of the nodes')
  * @param holders the instances holding it now (instance ids, as {@code /actuator/leasehold} shows its own):
  * the exclusive holder, or every instance with a reader; also an instance the fair queue granted the key
  * that has not claimed it yet. In quorum mode, those that hold it on a majority of the nodes
