@@ -55,6 +55,9 @@ class ReferenceTablesTest {
             }
         }
         assertThat(diagram).startsWith("stateDiagram-v2");
+        String readmeDiagram = Guide.read(Fixture.repository(), "README.md").codeBlocks().stream()
+            .filter(block -> "mermaid".equals(block.getInfo())).findFirst().orElseThrow().getLiteral();
+        assertThat(readmeDiagram).as("the README's KeyLine diagram").isEqualTo(diagram);
         assertThat(states).containsExactlyInAnyOrderElementsOf(Arrays.stream(KeyLine.Phase.values()).map(Enum::name).toList());
     }
 

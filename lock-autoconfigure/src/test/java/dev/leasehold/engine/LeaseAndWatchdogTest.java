@@ -197,4 +197,89 @@ class LeaseAndWatchdogTest extends EveryServerEngineTest {
             assertThat(rounds.get()).as("renewal rounds in four leases").isGreaterThanOrEqualTo(4);
         }
     }
+
+    /**
+     * A renewal whose answer is late (after leasehold.redis-timeout) is still on its way: the retries between ticks
+     * must not send the same lock's renewal again behind it. Before, every retry (a quarter tick later) sent the
+     * whole round again, so a Redis that was slow because of the load fell further behind with each copy (with a
+     * million held locks, most of them were lost).
+     */
+    @Test
+    void aRetryDoesNotSendARenewalAgainWhileItsAnswerIsOnItsWay() {
+        Duration leaseTime = Duration.ofMillis(1500);
+        long tickNanos = leaseTime.dividedBy(3).toNanos();
+        java.util.Map<String, Long> onItsWay = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger copies = new java.util.concurrent.atomic.AtomicInteger();
+        ForwardingLockServer slow = new ForwardingLockServer(fixture.server("lock:")) {
+            @Override
+            public java.util.List<java.util.concurrent.CompletableFuture<Boolean>> renewAll(java.util.List<Renewal> renewals) {
+                long now = System.nanoTime();
+                for (Renewal renewal : renewals) {
+                    sent.incrementAndGet();
+                    Long earlier = onItsWay.put(renewal.token(), now);
+                    if (earlier != null && now - earlier < tickNanos * 9 / 10) {
+                        copies.incrementAndGet(); // sent again while the last one, younger than a tick, had no answer
+                    }
+                }
+                // Redis renews now; its answer reaches the client 400 ms later (the timeout is 200 ms)
+                java.util.concurrent.Executor late = java.util.concurrent.CompletableFuture.delayedExecutor(400,
+                        java.util.concurrent.TimeUnit.MILLISECONDS);
+                java.util.List<java.util.concurrent.CompletableFuture<Boolean>> answers = new java.util.ArrayList<>();
+                java.util.List<java.util.concurrent.CompletableFuture<Boolean>> real = this.real.renewAll(renewals);
+                for (int i = 0; i < renewals.size(); i++) {
+                    String token = renewals.get(i).token();
+                    answers.add(real.get(i).thenApplyAsync(value -> {
+                        onItsWay.remove(token, now);
+                        return value;
+                    }, late));
+                }
+                return answers;
+            }
+        };
+        LockEngineSettings settings = new LockEngineSettings("lock:", leaseTime, Duration.ofMillis(200), Duration.ofMillis(200));
+        DefaultLockEngine holder = fixture.engine(slow, settings);
+        try (LockHandle first = holder.lock("slow-a", Duration.ZERO); LockHandle second = holder.lock("slow-b", Duration.ZERO)) {
+            long until = System.nanoTime() + leaseTime.multipliedBy(4).toNanos();
+            Await.until(leaseTime.multipliedBy(6), "four leases passed",
+                    () -> System.nanoTime() - until > 0 || !first.isHeld() || !fixture.lost.isEmpty());
+            assertThat(fixture.lost).as("locks reported lost").isEmpty();
+            assertThat(first.isHeld()).isTrue();
+            assertThat(second.isHeld()).isTrue();
+            assertThat(sent.get()).as("renewals sent in four leases (two locks)").isGreaterThanOrEqualTo(2 * 6);
+            assertThat(copies.get()).as("renewals sent again while the last was on its way").isZero();
+        }
+    }
+
+    /**
+     * A renewal that never gets an answer (a connection that hangs) does not keep its lock from being renewed: after a
+     * tick without an answer the next tick sends it again, and the lease holds.
+     */
+    @Test
+    void aRenewalThatNeverAnswersIsSentAgainAtTheNextTick() {
+        Duration leaseTime = Duration.ofMillis(3000);
+        java.util.concurrent.atomic.AtomicInteger rounds = new java.util.concurrent.atomic.AtomicInteger();
+        ForwardingLockServer hanging = new ForwardingLockServer(fixture.server("lock:")) {
+            @Override
+            public java.util.List<java.util.concurrent.CompletableFuture<Boolean>> renewAll(java.util.List<Renewal> renewals) {
+                if (rounds.incrementAndGet() == 1) {
+                    // the first round is lost on the way: its answers never come
+                    return renewals.stream().map(renewal -> new java.util.concurrent.CompletableFuture<Boolean>()).toList();
+                }
+                return real.renewAll(renewals);
+            }
+        };
+        LockEngineSettings settings = new LockEngineSettings("lock:", leaseTime, Duration.ofMillis(200), Duration.ofMillis(200));
+        DefaultLockEngine holder = fixture.engine(hanging, settings);
+        DefaultLockEngine other = fixture.engine(lease(leaseTime));
+        try (LockHandle handle = holder.lock("hanging-renewal", Duration.ZERO)) {
+            long until = System.nanoTime() + leaseTime.multipliedBy(3).toNanos();
+            Await.until(leaseTime.multipliedBy(5), "three leases passed",
+                    () -> System.nanoTime() - until > 0 || !handle.isHeld() || !fixture.lost.isEmpty());
+            assertThat(fixture.lost).as("locks reported lost").isEmpty();
+            assertThat(handle.isHeld()).isTrue();
+            assertThat(rounds.get()).as("renewal rounds in three leases").isGreaterThanOrEqualTo(3);
+            assertThat(other.tryLock("hanging-renewal", Duration.ZERO, null)).isEmpty();
+        }
+    }
 }

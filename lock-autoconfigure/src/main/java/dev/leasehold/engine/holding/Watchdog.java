@@ -9,6 +9,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 
 import dev.leasehold.engine.LockObserver;
@@ -46,6 +47,9 @@ final class Watchdog {
 
     private final long renewIntervalMillis;
 
+    /** A tick's period: a renewal on its way for longer is sent again. */
+    private final long renewIntervalNanos;
+
     private final BiConsumer<HeldLock, String> onLost;
 
     private final LockObserver observer;
@@ -58,6 +62,9 @@ final class Watchdog {
     private volatile boolean stopped;
 
     private final AtomicBoolean retryScheduled = new AtomicBoolean();
+
+    /** Renewals answered after their round gave up waiting, since renewals last all worked. */
+    private final AtomicInteger lateAnswers = new AtomicInteger();
 
     /** Whether the last round had failures, so an outage is logged once, not on every retry. */
     private volatile boolean failing;
@@ -73,6 +80,7 @@ final class Watchdog {
         this.scheduler = scheduler;
         this.redisTimeout = redisTimeout;
         this.renewIntervalMillis = Math.max(1, leaseTime.toMillis() / 3);
+        this.renewIntervalNanos = TimeUnit.MILLISECONDS.toNanos(renewIntervalMillis);
         this.onLost = onLost;
         this.observer = observer;
     }
@@ -127,21 +135,47 @@ final class Watchdog {
         }
     }
 
-    /** One tick: every watched lock renewed in one pipelined round. */
+    /**
+     * One tick (or a retry): every watched lock renewed in one pipelined round, except those whose last renewal is
+     * still on its way and younger than a tick. Its answer, however late, settles it: sending another behind it
+     * only adds to the queue of a Redis that is already slow (with a million locks every retry sent the whole round
+     * again, and Redis fell further behind each time). A renewal with no answer for a whole tick (a connection
+     * that hangs) is sent again.
+     */
     void renewAll() {
         try {
-            List<HeldLock> due = new ArrayList<>(held.size());
-            for (HeldLock lock : held) {
-                if (lock.watched()) {
-                    due.add(lock);
-                }
-            }
-            if (due.isEmpty() || stopped) {
+            if (stopped) {
                 return;
             }
-            long sentAt = System.nanoTime();
+            long sentAt = (System.nanoTime() - 1) | 1; // never 0 (no renewal on its way), never after now
+            List<HeldLock> due = new ArrayList<>(held.size());
+            int onTheirWay = 0;
+            for (HeldLock lock : held) {
+                if (!lock.watched()) {
+                    continue;
+                }
+                long onItsWay = lock.renewalSentAtNanos();
+                if (onItsWay == 0 || sentAt - onItsWay >= renewIntervalNanos) {
+                    due.add(lock);
+                }
+                else {
+                    onTheirWay++;
+                    if (sentAt - lock.leaseEndsAtNanos() >= 0) {
+                        settle(lock, null, onItsWay); // its lease ran out while the answer is still on its way
+                    }
+                }
+            }
+            if (due.isEmpty()) {
+                int answers = lateAnswers.get();
+                if (failing && onTheirWay == 0 && answers > 0) {
+                    // every renewal that failed to answer in time has its answer now: Redis answers again
+                    recovered(lateAnswers.getAndSet(0));
+                }
+                return;
+            }
             List<LockServer.Renewal> renewals = new ArrayList<>(due.size());
             for (HeldLock lock : due) {
+                lock.renewalSentAtNanos(sentAt);
                 renewals.add(new LockServer.Renewal(lock.keys, lock.mode, lock.token, lock.leaseMillis));
             }
             // batched per server (a script call renews up to a thousand keys, each compare-then-extend)
@@ -149,13 +183,16 @@ final class Watchdog {
             int failed = 0;
             for (int i = 0; i < due.size(); i++) {
                 CompletableFuture<Boolean> reply = replies.get(i);
+                HeldLock sent = due.get(i);
                 Boolean renewed = awaitReply(reply, sentAt);
-                if (!settle(due.get(i), renewed, sentAt)) {
+                if (reply.isDone()) {
+                    answered(sent, sentAt);
+                }
+                if (!settle(sent, renewed, sentAt)) {
                     failed++;
                     if (!reply.isDone()) {
                         // a late answer still settles it (on the watchdog's thread, not Redis's I/O thread)
-                        HeldLock sent = due.get(i);
-                        reply.whenCompleteAsync((late, error) -> settle(sent, error == null ? late : null, sentAt),
+                        reply.whenCompleteAsync((late, error) -> settleLate(sent, error == null ? late : null, sentAt),
                                 this::onWatchdogThread);
                     }
                 }
@@ -169,15 +206,42 @@ final class Watchdog {
                 retrySoon();
             }
             else {
-                observer.renewed(due.size());
-                if (failing) {
-                    failing = false;
-                    logger.info("Renewing held locks works again");
-                }
+                lateAnswers.set(0);
+                recovered(due.size());
             }
         }
         catch (RuntimeException ex) {
             logger.error("Lock renewal tick failed", ex);
+            retrySoon();
+        }
+    }
+
+    /** The renewal sent at {@code sentAt} has its answer (or failed): the next round may send another. */
+    private static void answered(HeldLock lock, long sentAt) {
+        if (lock.renewalSentAtNanos() == sentAt) {
+            lock.renewalSentAtNanos(0);
+        }
+    }
+
+    /** Every renewal a round sent (or, after failures, every late one) got Redis's answer. */
+    private void recovered(int answers) {
+        observer.renewed(answers);
+        if (failing) {
+            failing = false;
+            logger.info("Renewing held locks works again");
+        }
+    }
+
+    /**
+     * A late answer (or failure) of a renewal sent at {@code sentAt}; one that confirmed nothing is retried soon.
+     * Once the late answers are in, a round soon after tells the observer that renewals work again.
+     */
+    private void settleLate(HeldLock sent, Boolean renewed, long sentAt) {
+        answered(sent, sentAt);
+        if (renewed != null) {
+            lateAnswers.incrementAndGet();
+        }
+        if (!settle(sent, renewed, sentAt) || failing) {
             retrySoon();
         }
     }

@@ -88,6 +88,12 @@ public final class HeldLock {
     /** Local estimate of when the lease ends: the send time of the last confirmed write plus {@link #validMillis}. */
     private volatile long leaseEndsAtNanos;
 
+    /**
+     * When the watchdog sent the renewal still on its way for this lock ({@code System.nanoTime()}), 0 when none is:
+     * a retry does not send another behind it (a busy Redis would fall further behind with each copy).
+     */
+    private volatile long renewalSentAtNanos;
+
     /** What observers follow of the acquisition that granted this lock: told when its hold ends. */
     public volatile LockObserver.Attempt attempt = LockObserver.Attempt.NONE;
 
@@ -195,9 +201,25 @@ public final class HeldLock {
         this.fencingToken = token;
     }
 
-    /** Redis confirmed the lease with a write sent at {@code sentAtNanos} (a grant, renewal or reservation). */
+    /**
+     * Redis confirmed the lease with a write sent at {@code sentAtNanos} (a grant, renewal or reservation). A late
+     * answer to an older renewal does not move the estimate back behind a newer one's.
+     */
     public void confirmedAt(long sentAtNanos) {
-        this.leaseEndsAtNanos = sentAtNanos + validMillis * 1_000_000L;
+        long endsAt = sentAtNanos + validMillis * 1_000_000L;
+        if (endsAt - leaseEndsAtNanos > 0) {
+            this.leaseEndsAtNanos = endsAt;
+        }
+    }
+
+    /** When the renewal on its way was sent, 0 when none is (see {@link #renewalSentAtNanos}). */
+    public long renewalSentAtNanos() {
+        return renewalSentAtNanos;
+    }
+
+    /** A renewal sent at {@code sentAtNanos} (never 0) is on its way; 0: its answer came (or it failed). */
+    public void renewalSentAtNanos(long sentAtNanos) {
+        this.renewalSentAtNanos = sentAtNanos;
     }
 
     /** A fixed lease extended to {@code leaseMillis} from a write sent at {@code sentAtNanos}. */
