@@ -74,6 +74,41 @@ class RenewalBatchTest {
         }
     }
 
+    /** A call carries one lease for all its keys: renewals with another lease go in a call of their own. */
+    @ParameterizedTest
+    @EnumSource(EngineFixture.ServerKind.class)
+    void renewalsWithDifferentLeasesEachGetTheirOwn(EngineFixture.ServerKind kind) throws Exception {
+        try (EngineFixture fixture = new EngineFixture(redis.server(), kind)) {
+            LockServer server = fixture.server(fixture.connectionFactory(), "lock:");
+            String run = kind.name().toLowerCase() + "-leases-" + System.nanoTime();
+            List<Renewal> renewals = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                LockKeys keys = LockKeys.of("lock:", run + "-" + i);
+                assertThat(server.acquire(keys, LockMode.EXCLUSIVE, "token-" + i, 5_000, 0, "w" + i)
+                    .get(5, TimeUnit.SECONDS).granted()).isTrue();
+                // alternating leases, as two engines' locks would never be, but a lock with its own lease could
+                renewals.add(new Renewal(keys, LockMode.EXCLUSIVE, "token-" + i, i % 2 == 0 ? 60_000 : 20_000));
+            }
+            server.renewAll(renewals.subList(0, 4)).forEach(CompletableFuture::join); // the batch script in the cache
+            long scriptCallsBefore = scriptCalls();
+
+            for (CompletableFuture<Boolean> answer : server.renewAll(renewals)) {
+                assertThat(answer.get(5, TimeUnit.SECONDS)).isTrue();
+            }
+
+            assertThat(scriptCalls() - scriptCallsBefore).as("one call per lease").isEqualTo(2);
+            for (int i = 0; i < renewals.size(); i++) {
+                long ttl = pttl(renewals.get(i).keys().lock());
+                if (i % 2 == 0) {
+                    assertThat(ttl).as("lock %d", i).isBetween(50_001L, 60_000L);
+                }
+                else {
+                    assertThat(ttl).as("lock %d", i).isBetween(10_001L, 20_000L);
+                }
+            }
+        }
+    }
+
     private static long pttl(String key) {
         return Long.parseLong(redis.server().command("PTTL", key).trim());
     }

@@ -17,7 +17,8 @@ import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 /**
  * A watchdog tick's renewals on one Redis server, in as few script calls as the server allows: the exclusive
  * ones in batches of up to {@link #BATCH} keys per call ({@code renew_exclusive_many.lua}, compare-then-extend
- * per key), grouped per Cluster slot on a Cluster (a script's keys must share one); a shared (read) lease is
+ * per key, one lease argument per call), grouped per lease and, on a Cluster, per slot (a script's keys must share
+ * one); a shared (read) lease is
  * renewed on its own. With replica acknowledgement, one {@code WAIT} follows each batch and covers it all.
  */
 final class RenewalBatches {
@@ -54,14 +55,16 @@ final class RenewalBatches {
         boolean bySlot = perSlot.getAsBoolean();
         @SuppressWarnings("unchecked")
         CompletableFuture<Boolean>[] answers = new CompletableFuture[renewals.size()];
-        Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
+        Map<Group, List<Integer>> groups = new LinkedHashMap<>();
         for (int i = 0; i < renewals.size(); i++) {
             Renewal renewal = renewals.get(i);
             if (renewal.mode() == LockMode.READ) {
                 answers[i] = server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis());
             }
             else {
-                int group = bySlot ? ClusterSlotHashUtil.calculateSlot(renewal.keys().lock()) : 0;
+                // one lease per call (the leases of a tick are alike: the configured lease time)
+                Group group = new Group(bySlot ? ClusterSlotHashUtil.calculateSlot(renewal.keys().lock()) : 0,
+                        renewal.leaseMillis());
                 groups.computeIfAbsent(group, each -> new ArrayList<>()).add(i);
             }
         }
@@ -78,6 +81,10 @@ final class RenewalBatches {
         return Arrays.asList(answers);
     }
 
+    /** Renewals that may share a call: the same Cluster slot (0 off a Cluster) and the same lease. */
+    private record Group(int slot, long leaseMillis) {
+    }
+
     private static List<CompletableFuture<Boolean>> renewBatch(LockServer server, BatchCall batchCall,
             List<Renewal> batch) {
         if (batch.size() == 1) {
@@ -85,17 +92,11 @@ final class RenewalBatches {
             return List.of(server.renew(only.keys(), only.mode(), only.token(), only.leaseMillis()));
         }
         List<String> keys = new ArrayList<>(batch.size());
-        List<String> args = new ArrayList<>(batch.size() * 2);
-        String leaseText = null; // the leases of one tick are alike: one string for all, not one per key
-        long leaseOfText = 0;
+        List<String> args = new ArrayList<>(batch.size() + 1);
+        args.add(Long.toString(batch.get(0).leaseMillis())); // one lease for the whole call (grouped so)
         for (Renewal renewal : batch) {
             keys.add(renewal.keys().lock());
             args.add(renewal.token());
-            if (leaseText == null || renewal.leaseMillis() != leaseOfText) {
-                leaseOfText = renewal.leaseMillis();
-                leaseText = Long.toString(leaseOfText);
-            }
-            args.add(leaseText);
         }
         CompletableFuture<List<?>> replies = batchCall.renew(keys, args);
         // the answers are completed from the batch's reply in one pass (not one dependent stage per key): a tick's
