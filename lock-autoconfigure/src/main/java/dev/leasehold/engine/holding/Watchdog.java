@@ -66,6 +66,8 @@ final class Watchdog {
     /** Renewals answered after their round gave up waiting, since renewals last all worked. */
     private final AtomicInteger lateAnswers = new AtomicInteger();
 
+    private final LateRenewals late;
+
     /** Whether the last round had failures, so an outage is logged once, not on every retry. */
     private volatile boolean failing;
 
@@ -81,6 +83,7 @@ final class Watchdog {
         this.redisTimeout = redisTimeout;
         this.renewIntervalMillis = Math.max(1, leaseTime.toMillis() / 3);
         this.renewIntervalNanos = TimeUnit.MILLISECONDS.toNanos(renewIntervalMillis);
+        this.late = new LateRenewals(scheduler, this::settleLate);
         this.onLost = onLost;
         this.observer = observer;
     }
@@ -149,7 +152,6 @@ final class Watchdog {
             }
             long sentAt = (System.nanoTime() - 1) | 1; // never 0 (no renewal on its way), never after now
             List<HeldLock> due = new ArrayList<>(held.size());
-            int onTheirWay = 0;
             for (HeldLock lock : held) {
                 if (!lock.watched()) {
                     continue;
@@ -158,19 +160,11 @@ final class Watchdog {
                 if (onItsWay == 0 || sentAt - onItsWay >= renewIntervalNanos) {
                     due.add(lock);
                 }
-                else {
-                    onTheirWay++;
-                    if (sentAt - lock.leaseEndsAtNanos() >= 0) {
-                        settle(lock, null, onItsWay); // its lease ran out while the answer is still on its way
-                    }
+                else if (sentAt - lock.leaseEndsAtNanos() >= 0) {
+                    settle(lock, null, onItsWay); // its lease ran out while the answer is still on its way
                 }
             }
             if (due.isEmpty()) {
-                int answers = lateAnswers.get();
-                if (failing && onTheirWay == 0 && answers > 0) {
-                    // every renewal that failed to answer in time has its answer now: Redis answers again
-                    recovered(lateAnswers.getAndSet(0));
-                }
                 return;
             }
             List<LockServer.Renewal> renewals = new ArrayList<>(due.size());
@@ -181,6 +175,7 @@ final class Watchdog {
             // batched per server (a script call renews up to a thousand keys, each compare-then-extend)
             List<CompletableFuture<Boolean>> replies = server.renewAll(renewals);
             int failed = 0;
+            boolean retry = false;
             for (int i = 0; i < due.size(); i++) {
                 CompletableFuture<Boolean> reply = replies.get(i);
                 HeldLock sent = due.get(i);
@@ -190,10 +185,11 @@ final class Watchdog {
                 }
                 if (!settle(sent, renewed, sentAt)) {
                     failed++;
-                    if (!reply.isDone()) {
-                        // a late answer still settles it (on the watchdog's thread, not Redis's I/O thread)
-                        reply.whenCompleteAsync((late, error) -> settleLate(sent, error == null ? late : null, sentAt),
-                                this::onWatchdogThread);
+                    if (reply.isDone()) {
+                        retry = true; // it failed: sent again soon
+                    }
+                    else {
+                        late.await(sent, reply, sentAt); // its late answer settles it; a retry would queue behind it
                     }
                 }
             }
@@ -203,7 +199,9 @@ final class Watchdog {
                     logger.warn("Renewing held locks failed (Redis did not answer in time); retrying until their leases run out");
                 }
                 failing = true;
-                retrySoon();
+                if (retry) {
+                    retrySoon();
+                }
             }
             else {
                 lateAnswers.set(0);
@@ -233,16 +231,26 @@ final class Watchdog {
     }
 
     /**
-     * A late answer (or failure) of a renewal sent at {@code sentAt}; one that confirmed nothing is retried soon.
-     * Once the late answers are in, a round soon after tells the observer that renewals work again.
+     * On the watchdog's thread: the late answers (or failures) that arrived. One that confirmed nothing is retried
+     * soon; once every late answer is in, the observer hears that renewals work again.
      */
-    private void settleLate(HeldLock sent, Boolean renewed, long sentAt) {
-        answered(sent, sentAt);
-        if (renewed != null) {
-            lateAnswers.incrementAndGet();
-        }
-        if (!settle(sent, renewed, sentAt) || failing) {
+    private void settleLate() {
+        boolean[] retry = { false };
+        late.drain(answer -> {
+            answered(answer.lock(), answer.sentAtNanos());
+            if (answer.renewed() != null) {
+                lateAnswers.incrementAndGet();
+            }
+            if (!settle(answer.lock(), answer.renewed(), answer.sentAtNanos())) {
+                retry[0] = true;
+            }
+        });
+        if (retry[0]) {
             retrySoon();
+        }
+        else if (failing && !late.anyAwaited() && lateAnswers.get() > 0) {
+            // every renewal that failed to answer in time has its answer now: Redis answers again
+            recovered(lateAnswers.getAndSet(0));
         }
     }
 
@@ -278,16 +286,6 @@ final class Watchdog {
             return true;
         }
         return false;
-    }
-
-    /** Runs a late answer's step on the watchdog's scheduler; after shutdown, not at all. */
-    private void onWatchdogThread(Runnable step) {
-        try {
-            scheduler.execute(step);
-        }
-        catch (java.util.concurrent.RejectedExecutionException ex) {
-            // the engine is shutting down: nothing left to settle
-        }
     }
 
     /** Null when the reply did not come (error or timeout). */
