@@ -189,11 +189,7 @@ class LeaseAndWatchdogTest extends EveryServerEngineTest {
         LockEngineSettings settings = new LockEngineSettings("lock:", leaseTime, Duration.ofMillis(200), Duration.ofMillis(200));
         DefaultLockEngine holder = fixture.engine(slow, settings);
         try (LockHandle handle = holder.lock("slow-renewals", Duration.ZERO)) {
-            long until = System.nanoTime() + leaseTime.multipliedBy(4).toNanos();
-            Await.until(leaseTime.multipliedBy(6), "four leases passed",
-                    () -> System.nanoTime() - until > 0 || !handle.isHeld() || !fixture.lost.isEmpty());
-            assertThat(fixture.lost).as("locks reported lost").isEmpty();
-            assertThat(handle.isHeld()).isTrue();
+            keepsHolding(handle, leaseTime, 4);
             assertThat(rounds.get()).as("renewal rounds in four leases").isGreaterThanOrEqualTo(4);
         }
     }
@@ -240,11 +236,7 @@ class LeaseAndWatchdogTest extends EveryServerEngineTest {
         LockEngineSettings settings = new LockEngineSettings("lock:", leaseTime, Duration.ofMillis(200), Duration.ofMillis(200));
         DefaultLockEngine holder = fixture.engine(slow, settings);
         try (LockHandle first = holder.lock("slow-a", Duration.ZERO); LockHandle second = holder.lock("slow-b", Duration.ZERO)) {
-            long until = System.nanoTime() + leaseTime.multipliedBy(4).toNanos();
-            Await.until(leaseTime.multipliedBy(6), "four leases passed",
-                    () -> System.nanoTime() - until > 0 || !first.isHeld() || !fixture.lost.isEmpty());
-            assertThat(fixture.lost).as("locks reported lost").isEmpty();
-            assertThat(first.isHeld()).isTrue();
+            keepsHolding(first, leaseTime, 4);
             assertThat(second.isHeld()).isTrue();
             assertThat(sent.get()).as("renewals sent in four leases (two locks)").isGreaterThanOrEqualTo(2 * 6);
             assertThat(copies.get()).as("renewals sent again while the last was on its way").isZero();
@@ -273,13 +265,18 @@ class LeaseAndWatchdogTest extends EveryServerEngineTest {
         DefaultLockEngine holder = fixture.engine(hanging, settings);
         DefaultLockEngine other = fixture.engine(lease(leaseTime));
         try (LockHandle handle = holder.lock("hanging-renewal", Duration.ZERO)) {
-            long until = System.nanoTime() + leaseTime.multipliedBy(3).toNanos();
-            Await.until(leaseTime.multipliedBy(5), "three leases passed",
-                    () -> System.nanoTime() - until > 0 || !handle.isHeld() || !fixture.lost.isEmpty());
-            assertThat(fixture.lost).as("locks reported lost").isEmpty();
-            assertThat(handle.isHeld()).isTrue();
+            keepsHolding(handle, leaseTime, 3);
             assertThat(rounds.get()).as("renewal rounds in three leases").isGreaterThanOrEqualTo(3);
             assertThat(other.tryLock("hanging-renewal", Duration.ZERO, null)).isEmpty();
         }
+    }
+
+    /** Waits until {@code leases} leases have passed (or the lock was lost before) and checks it is still held. */
+    private void keepsHolding(LockHandle handle, Duration leaseTime, int leases) {
+        long until = System.nanoTime() + leaseTime.multipliedBy(leases).toNanos();
+        Await.until(leaseTime.multipliedBy(leases + 2), leases + " leases passed",
+                () -> System.nanoTime() - until > 0 || !handle.isHeld() || !fixture.lost.isEmpty());
+        assertThat(fixture.lost).as("locks reported lost").isEmpty();
+        assertThat(handle.isHeld()).isTrue();
     }
 }
