@@ -167,9 +167,9 @@ class ClusterTest {
 
         target.command("CLUSTER", "SETSLOT", slot, "IMPORTING", sourceId);
         source.command("CLUSTER", "SETSLOT", slot, "MIGRATING", targetId);
-        long ttlBefore = Long.parseLong(source.command("PTTL", lockKey));
+        long expiryBefore = expiresAtMillis(source, lockKey);
         Await.until(Duration.ofSeconds(10), "a renewal while MIGRATING",
-                () -> Long.parseLong(source.command("PTTL", lockKey)) > ttlBefore);
+                () -> expiresAtMillis(source, lockKey) > expiryBefore + RENEWAL_MOVES_EXPIRY_MILLIS);
         List<String> keys = List.of(source.command("CLUSTER", "GETKEYSINSLOT", slot, "100").replaceAll("[\\[\\]\\s]", "").split(","));
         List<String> migrate = new ArrayList<>(List.of("MIGRATE", target.host(), String.valueOf(target.port()), "", "0", "5000", "KEYS"));
         migrate.addAll(keys);
@@ -179,15 +179,28 @@ class ClusterTest {
         }
 
         // the lock lives on the new node now, is renewed there, and nobody else can take it
-        long ttlMigrated = Long.parseLong(target.command("PTTL", lockKey));
+        long expiryMigrated = expiresAtMillis(target, lockKey);
         Await.until(Duration.ofSeconds(10), "a renewal on the new node",
-                () -> Long.parseLong(target.command("PTTL", lockKey)) > ttlMigrated);
+                () -> expiresAtMillis(target, lockKey) > expiryMigrated + RENEWAL_MOVES_EXPIRY_MILLIS);
         assertThat(other.tryLock("migrating", Duration.ZERO, null)).isEmpty();
         assertThat(held.isHeld()).as("%s / %s / %s", holder.heldLockDetails(), lostKeys, target.command("PTTL", lockKey)).isTrue();
         held.close(); // no MOVED or ASK reaches the caller
         assertThat(target.command("EXISTS", lockKey)).isEqualTo("0");
         assertThat(other.tryLock("migrating", Duration.ZERO, null)).isPresent().get().satisfies(LockHandle::close);
         assertThat(lostKeys).isEmpty();
+    }
+
+    /**
+     * A renewal every second of a 3 s lease moves the key's expiry about a second later; comparing expiry times (not
+     * PTTL, which a renewal only resets to 3000) cannot miss one: a PTTL read just after a renewal left a window of a
+     * few ms after each later renewal in which "PTTL went up" could be seen, and polling could miss all of them.
+     */
+    private static final long RENEWAL_MOVES_EXPIRY_MILLIS = 300;
+
+    /** When the key expires by the local clock (now + PTTL); a key without one counts as expired now. */
+    private static long expiresAtMillis(TestRedisServer node, String redisKey) {
+        long now = System.currentTimeMillis();
+        return now + Math.max(0, Long.parseLong(node.command("PTTL", redisKey)));
     }
 
     private static int nodeHolding(String redisKey) {

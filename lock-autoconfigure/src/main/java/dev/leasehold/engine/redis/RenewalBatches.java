@@ -55,26 +55,34 @@ final class RenewalBatches {
         boolean bySlot = perSlot.getAsBoolean();
         @SuppressWarnings("unchecked")
         CompletableFuture<Boolean>[] answers = new CompletableFuture[renewals.size()];
-        Map<Group, List<Integer>> groups = new LinkedHashMap<>();
+        Map<Group, Indexes> groups = new LinkedHashMap<>();
+        Group last = null;
+        Indexes lastIndexes = null;
         for (int i = 0; i < renewals.size(); i++) {
             Renewal renewal = renewals.get(i);
             if (renewal.mode() == LockMode.READ) {
                 answers[i] = server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis());
+                continue;
             }
-            else {
-                // one lease per call (the leases of a tick are alike: the configured lease time)
-                Group group = new Group(bySlot ? ClusterSlotHashUtil.calculateSlot(renewal.keys().lock()) : 0,
-                        renewal.leaseMillis());
-                groups.computeIfAbsent(group, each -> new ArrayList<>()).add(i);
+            // one lease per call (the leases of a tick are alike: the configured lease time); consecutive
+            // renewals of one group skip the lookup (a tick of a million locks off a Cluster is one group)
+            int slot = bySlot ? ClusterSlotHashUtil.calculateSlot(renewal.keys().lock()) : 0;
+            if (last == null || last.slot() != slot || last.leaseMillis() != renewal.leaseMillis()) {
+                last = new Group(slot, renewal.leaseMillis());
+                lastIndexes = groups.computeIfAbsent(last, each -> new Indexes());
             }
+            lastIndexes.add(i);
         }
-        for (List<Integer> group : groups.values()) {
-            for (int from = 0; from < group.size(); from += BATCH) {
-                List<Integer> batch = group.subList(from, Math.min(group.size(), from + BATCH));
-                List<CompletableFuture<Boolean>> renewed = renewBatch(server, batchCall,
-                        batch.stream().map(renewals::get).toList());
-                for (int j = 0; j < batch.size(); j++) {
-                    answers[batch.get(j)] = renewed.get(j);
+        for (Indexes group : groups.values()) {
+            for (int from = 0; from < group.size; from += BATCH) {
+                int to = Math.min(group.size, from + BATCH);
+                List<Renewal> batch = new ArrayList<>(to - from);
+                for (int j = from; j < to; j++) {
+                    batch.add(renewals.get(group.at[j]));
+                }
+                List<CompletableFuture<Boolean>> renewed = renewBatch(server, batchCall, batch);
+                for (int j = from; j < to; j++) {
+                    answers[group.at[j]] = renewed.get(j - from);
                 }
             }
         }
@@ -83,6 +91,21 @@ final class RenewalBatches {
 
     /** Renewals that may share a call: the same Cluster slot (0 off a Cluster) and the same lease. */
     private record Group(int slot, long leaseMillis) {
+    }
+
+    /** The positions of one group's renewals in the tick's list, unboxed (a million per tick). */
+    private static final class Indexes {
+
+        int[] at = new int[16];
+
+        int size;
+
+        void add(int index) {
+            if (size == at.length) {
+                at = Arrays.copyOf(at, size * 2);
+            }
+            at[size++] = index;
+        }
     }
 
     private static List<CompletableFuture<Boolean>> renewBatch(LockServer server, BatchCall batchCall,
