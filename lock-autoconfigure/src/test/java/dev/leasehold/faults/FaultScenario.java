@@ -177,7 +177,8 @@ final class FaultScenario implements AutoCloseable {
         workers.awaitExit(Duration.ofSeconds(20));
         List<SectionLog.Section> sections = sectionsSoFar();
         String counter = resource.command("GET", FaultWorker.COUNTER);
-        return new SectionLog(sections, counter == null || counter.equals("null") ? 0 : Long.parseLong(counter));
+        long writes = Long.parseLong(resource.command("LLEN", FaultWorker.WRITES).trim());
+        return new SectionLog(sections, counter == null || counter.equals("null") ? 0 : Long.parseLong(counter), writes);
     }
 
     void await(Duration timeout, String what, BooleanSupplier condition) {

@@ -56,6 +56,9 @@ public class FaultWorker {
 
     static final String COUNTER = "counter";
 
+    /** The store's own record of each accepted write, made in the same step as the write (fenced_write.lua). */
+    static final String WRITES = "writes";
+
     static final String INSIDE = "inside";
 
     static final String FREEZE = "freeze";
@@ -191,7 +194,7 @@ public class FaultWorker {
             while (resource.exists(FREEZE) > 0 && System.nanoTime() < frozenUntil) {
                 sleep(Duration.ofMillis(10));
             }
-            List<Long> write = resource.eval(writeScript, ScriptOutputType.MULTI, new String[] { FENCE, COUNTER, INSIDE },
+            List<Long> write = resource.eval(writeScript, ScriptOutputType.MULTI, new String[] { FENCE, COUNTER, INSIDE, WRITES },
                     Long.toString(token), Long.toString(read.get(1) + 1), id);
             record(handle, grantMicros, readMicros, write.get(1), write.get(0) == 1L ? "A" : "R");
         }

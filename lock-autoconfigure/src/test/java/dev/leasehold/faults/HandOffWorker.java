@@ -206,7 +206,9 @@ public class HandOffWorker {
                         parkedAt = BEFORE_WRITE;
                         heldOnResume = handle.isHeld();
                     }
-                    List<Long> write = resource.eval(writeScript, ScriptOutputType.MULTI, names, Long.toString(token),
+                    List<Long> write = resource.eval(writeScript, ScriptOutputType.MULTI,
+                            new String[] { FaultWorker.FENCE, FaultWorker.COUNTER, FaultWorker.INSIDE, FaultWorker.WRITES },
+                            Long.toString(token),
                             Long.toString(read.get(1) + 1), id);
                     endMicros = write.get(1);
                     verdict = write.get(0) == 1L ? "A" : "R";

@@ -250,8 +250,8 @@ class PausedHandOffTest {
                 FaultWorker.COUNTER, FaultWorker.INSIDE, Long.toString(token), "test")
             .replaceAll("[\\[\\]\\s]", "").split(",");
         assertThat(read[0]).as("this instance's fenced read").isEqualTo("1");
-        String[] write = resource.command("EVAL", FaultWorker.script("fenced_write.lua"), "3", FaultWorker.FENCE,
-                FaultWorker.COUNTER, FaultWorker.INSIDE, Long.toString(token),
+        String[] write = resource.command("EVAL", FaultWorker.script("fenced_write.lua"), "4", FaultWorker.FENCE,
+                FaultWorker.COUNTER, FaultWorker.INSIDE, FaultWorker.WRITES, Long.toString(token),
                 Long.toString(Long.parseLong(read[1]) + 1), "test")
             .replaceAll("[\\[\\]\\s]", "").split(",");
         assertThat(write[0]).as("this instance's fenced write").isEqualTo("1");
