@@ -169,11 +169,15 @@ final class Watchdog {
             }
             List<LockServer.Renewal> renewals = new ArrayList<>(due.size());
             for (HeldLock lock : due) {
-                lock.renewalSentAtNanos(sentAt);
                 renewals.add(new LockServer.Renewal(lock.keys, lock.mode, lock.token, lock.leaseMillis));
             }
             // batched per server (a script call renews up to a thousand keys, each compare-then-extend)
             List<CompletableFuture<Boolean>> replies = server.renewAll(renewals);
+            // marked on their way only once sent: a round that threw before sending leaves them due for the retry
+            // (answers are settled on this thread too, so none can come in between)
+            for (HeldLock lock : due) {
+                lock.renewalSentAtNanos(sentAt);
+            }
             int failed = 0;
             boolean retry = false;
             for (int i = 0; i < due.size(); i++) {
