@@ -9,7 +9,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 
 import dev.leasehold.engine.LockObserver;
@@ -23,13 +22,14 @@ import org.apache.commons.logging.LogFactory;
 /**
  * Keeps the leases of running holders alive and notices lost ones.
  * <p>
- * Watchdog locks are renewed together every third of the lease: one tick sends every renewal at once,
+ * Watchdog locks are renewed together every third of the lease: one tick sends every renewal at once and does not
+ * wait for the answers (they are settled as they come, {@link RenewalAnswers}),
  * in batches ({@link LockServer#renewAll}: on one Redis server a script call renews up to a thousand keys),
  * pipelined on the multiplexed connection, so a hundred thousand held locks cost a hundred script calls per
  * tick, not a hundred thousand. A renewal the server refuses (the token no longer owns the key) loses the lock at
  * once; a renewal that fails (Redis unreachable) is retried soon and loses the lock only when the
- * lease ran out unconfirmed. An answer that comes after {@code leasehold.redis-timeout} still counts (Redis did
- * extend the lease). Fixed-lease
+ * lease ran out unconfirmed; a round not answered within {@code leasehold.redis-timeout} is reported as failing,
+ * and its answers still count when they come (Redis did extend the lease). Fixed-lease
  * locks get a timer at their lease end instead.
  * <p>
  * Releasing removes the lock here before the release is sent, and renewals are compare-then-extend on
@@ -63,10 +63,25 @@ final class Watchdog {
 
     private final AtomicBoolean retryScheduled = new AtomicBoolean();
 
-    /** Renewals answered after their round gave up waiting, since renewals last all worked. */
-    private final AtomicInteger lateAnswers = new AtomicInteger();
+    private final RenewalAnswers answers;
 
-    private final LateRenewals late;
+    /** Renewals sent together: a thousand, the keys of one script call on one Redis server. */
+    private static final int CHUNK = 1000;
+
+    /**
+     * Renewals on their way at most: two chunks keep Redis busy (one is renewed while the answers of the other are
+     * settled), and an acquire behind them waits for two script calls (a few ms). With ten, a million held locks
+     * kept ten calls queued all the time, and acquiring them took five times as long.
+     */
+    private static final int WINDOW = 2 * CHUNK;
+
+    /** The round being sent, from {@link #next} on (watchdog thread only). */
+    private List<HeldLock> round = List.of();
+
+    private int next;
+
+    /** A tick came while the round was still being sent: it starts once the round is sent. */
+    private boolean tickWaiting;
 
     /** Whether the last round had failures, so an outage is logged once, not on every retry. */
     private volatile boolean failing;
@@ -83,7 +98,7 @@ final class Watchdog {
         this.redisTimeout = redisTimeout;
         this.renewIntervalMillis = Math.max(1, leaseTime.toMillis() / 3);
         this.renewIntervalNanos = TimeUnit.MILLISECONDS.toNanos(renewIntervalMillis);
-        this.late = new LateRenewals(scheduler, this::settleLate);
+        this.answers = new RenewalAnswers(scheduler, this::settleAnswers);
         this.onLost = onLost;
         this.observer = observer;
     }
@@ -139,93 +154,125 @@ final class Watchdog {
     }
 
     /**
-     * One tick (or a retry): every watched lock renewed in one pipelined round, except those whose last renewal is
-     * still on its way and younger than a tick. Its answer, however late, settles it: sending another behind it
-     * only adds to the queue of a Redis that is already slow (with a million locks every retry sent the whole round
-     * again, and Redis fell further behind each time). A renewal with no answer for a whole tick (a connection
-     * that hangs) is sent again.
+     * One tick (or a retry): a round of renewals for every watched lock, except those whose last renewal is still on
+     * its way and younger than a tick. Its answer, however late, settles it: sending another behind it only adds to
+     * the queue of a Redis that is already slow (with a million locks every retry sent the whole round again, and
+     * Redis fell further behind each time). A renewal with no answer for a whole tick (a connection that hangs) is
+     * sent again. A tick that finds the last round still being sent lets it finish, then starts.
      */
     void renewAll() {
         try {
             if (stopped) {
                 return;
             }
-            long sentAt = (System.nanoTime() - 1) | 1; // never 0 (no renewal on its way), never after now
+            if (next < round.size()) {
+                tickWaiting = true;
+                return;
+            }
+            long now = System.nanoTime();
+            answers.forgetOlderThan(renewIntervalNanos, now);
             List<HeldLock> due = new ArrayList<>(held.size());
             for (HeldLock lock : held) {
                 if (!lock.watched()) {
                     continue;
                 }
                 long onItsWay = lock.renewalSentAtNanos();
-                if (onItsWay == 0 || sentAt - onItsWay >= renewIntervalNanos) {
+                if (onItsWay != 0 && now - lock.leaseEndsAtNanos() >= 0) {
+                    // its lease ran out while a renewal is still unanswered (Redis gone: the client may hold the
+                    // command until it reconnects): lost, not sent again
+                    settle(lock, null, onItsWay);
+                }
+                else if (onItsWay == 0 || now - onItsWay >= renewIntervalNanos) {
                     due.add(lock);
                 }
-                else if (sentAt - lock.leaseEndsAtNanos() >= 0) {
-                    settle(lock, null, onItsWay); // its lease ran out while the answer is still on its way
-                }
             }
-            if (due.isEmpty()) {
-                return;
-            }
-            List<LockServer.Renewal> renewals = new ArrayList<>(due.size());
-            for (HeldLock lock : due) {
-                renewals.add(new LockServer.Renewal(lock.keys, lock.mode, lock.token, lock.leaseMillis));
-            }
-            // batched per server (a script call renews up to a thousand keys, each compare-then-extend)
-            List<CompletableFuture<Boolean>> replies = server.renewAll(renewals);
-            // marked on their way only once sent: a round that threw before sending leaves them due for the retry
-            // (answers are settled on this thread too, so none can come in between)
-            for (HeldLock lock : due) {
-                lock.renewalSentAtNanos(sentAt);
-            }
-            int failed = 0;
-            boolean retry = false;
-            for (int i = 0; i < due.size(); i++) {
-                CompletableFuture<Boolean> reply = replies.get(i);
-                HeldLock sent = due.get(i);
-                Boolean renewed = awaitReply(reply, sentAt);
-                if (reply.isDone()) {
-                    answered(sent, sentAt);
-                }
-                if (!settle(sent, renewed, sentAt)) {
-                    failed++;
-                    if (reply.isDone()) {
-                        retry = true; // it failed: sent again soon
-                    }
-                    else {
-                        late.await(sent, reply, sentAt); // its late answer settles it; a retry would queue behind it
-                    }
-                }
-            }
-            if (failed > 0) {
-                observer.renewalFailed(failed);
-                if (!failing) {
-                    logger.warn("Renewing held locks failed (Redis did not answer in time); retrying until their leases run out");
-                }
-                failing = true;
-                if (retry) {
-                    retrySoon();
-                }
-            }
-            else {
-                lateAnswers.set(0);
-                recovered(due.size());
-            }
+            round = due;
+            next = 0;
         }
         catch (RuntimeException ex) {
             logger.error("Lock renewal tick failed", ex);
             retrySoon();
+            return;
+        }
+        sendMore();
+    }
+
+    /**
+     * Sends the round's next chunks while fewer than {@link #WINDOW} renewals are on their way. A round is not sent
+     * all at once: a million renewals queued in Redis at once made every acquire behind them wait seconds (and time
+     * out); in chunks, Redis answers them as fast as it can and an acquire waits behind a window at most. The tick
+     * does not wait for the answers ({@link RenewalAnswers}): a chunk Redis has not answered within
+     * {@code leasehold.redis-timeout} is reported failing by a check at that time.
+     */
+    private void sendMore() {
+        try {
+            sendChunks();
+        }
+        catch (RuntimeException ex) {
+            logger.error("Lock renewal tick failed", ex);
+            round = List.of(); // what was not sent is due in the retry's round
+            next = 0;
+            retrySoon();
         }
     }
 
-    /** The renewal sent at {@code sentAt} has its answer (or failed): the next round may send another. */
-    private static void answered(HeldLock lock, long sentAt) {
-        if (lock.renewalSentAtNanos() == sentAt) {
-            lock.renewalSentAtNanos(0);
+    private void sendChunks() {
+        while (!stopped && next < round.size() && answers.onTheirWay() <= WINDOW - CHUNK) {
+            int to = Math.min(round.size(), next + CHUNK);
+            List<HeldLock> chunk = new ArrayList<>(to - next);
+            List<LockServer.Renewal> renewals = new ArrayList<>(to - next);
+            for (HeldLock lock : round.subList(next, to)) {
+                if (lock.watched()) { // not released since the round began
+                    chunk.add(lock);
+                    renewals.add(new LockServer.Renewal(lock.keys, lock.mode, lock.token, lock.leaseMillis));
+                }
+            }
+            next = to;
+            if (chunk.isEmpty()) {
+                continue;
+            }
+            long sentAt = (System.nanoTime() - 1) | 1; // never 0 (no renewal on its way), never after now
+            // batched per server (a script call renews up to a thousand keys, each compare-then-extend)
+            List<CompletableFuture<Boolean>> replies = server.renewAll(renewals);
+            // marked on their way only once sent: a chunk that threw before sending leaves them due for the retry
+            // (answers are settled on this thread too, so none is settled before its lock is marked)
+            RenewalAnswers.Chunk sent = answers.sent(sentAt, chunk.size());
+            for (int i = 0; i < chunk.size(); i++) {
+                HeldLock lock = chunk.get(i);
+                lock.renewalSentAtNanos(sentAt);
+                answers.await(lock, replies.get(i), sent);
+            }
+            long untilTimeout = redisTimeout.toNanos() - (System.nanoTime() - sentAt);
+            scheduler.schedule(() -> overdue(sent), Math.max(0, untilTimeout), TimeUnit.NANOSECONDS);
+        }
+        if (next >= round.size()) {
+            round = List.of();
+            next = 0;
+            if (tickWaiting) {
+                tickWaiting = false;
+                renewAll();
+            }
         }
     }
 
-    /** Every renewal a round sent (or, after failures, every late one) got Redis's answer. */
+    /** At {@code leasehold.redis-timeout} after a chunk was sent: answers still missing mean renewals are failing. */
+    private void overdue(RenewalAnswers.Chunk chunk) {
+        int missing = answers.overdue(chunk);
+        if (missing > 0) {
+            observer.renewalFailed(missing);
+            failing("Redis did not answer in time");
+            sendMore();
+        }
+    }
+
+    private void failing(String why) {
+        if (!failing) {
+            logger.warn("Renewing held locks failed (" + why + "); retrying until their leases run out");
+        }
+        failing = true;
+    }
+
+    /** Redis answered every renewal the pass settled (and none is overdue). */
     private void recovered(int answers) {
         observer.renewed(answers);
         if (failing) {
@@ -235,26 +282,27 @@ final class Watchdog {
     }
 
     /**
-     * On the watchdog's thread: the late answers (or failures) that arrived. One that confirmed nothing is retried
-     * soon; once every late answer is in, the observer hears that renewals work again.
+     * On the watchdog's thread: the answers (or failures) that arrived. A failure that confirmed nothing is retried
+     * soon; once no round is overdue, the observer hears that renewals work again.
      */
-    private void settleLate() {
-        boolean[] retry = { false };
-        late.drain(answer -> {
-            answered(answer.lock(), answer.sentAtNanos());
-            if (answer.renewed() != null) {
-                lateAnswers.incrementAndGet();
+    private void settleAnswers() {
+        int[] renewed = { 0, 0 }; // confirmed, failed
+        answers.drain(answer -> {
+            if (!settle(answer.lock(), answer.renewed(), answer.chunk().sentAtNanos)) {
+                renewed[1]++;
             }
-            if (!settle(answer.lock(), answer.renewed(), answer.sentAtNanos())) {
-                retry[0] = true;
+            else if (answer.renewed() != null) {
+                renewed[0]++;
             }
         });
-        if (retry[0]) {
+        sendMore(); // the window has room again
+        if (renewed[1] > 0) {
+            observer.renewalFailed(renewed[1]);
+            failing("Redis refused or dropped the connection");
             retrySoon();
         }
-        else if (failing && !late.anyAwaited() && lateAnswers.get() > 0) {
-            // every renewal that failed to answer in time has its answer now: Redis answers again
-            recovered(lateAnswers.getAndSet(0));
+        else if (renewed[0] > 0 && !answers.anyOverdue()) {
+            recovered(renewed[0]);
         }
     }
 
@@ -290,22 +338,6 @@ final class Watchdog {
             return true;
         }
         return false;
-    }
-
-    /** Null when the reply did not come (error or timeout). */
-    private Boolean awaitReply(CompletableFuture<Boolean> reply, long sentAt) {
-        long left = redisTimeout.toNanos() - (System.nanoTime() - sentAt);
-        try {
-            return reply.get(Math.max(0, left), TimeUnit.NANOSECONDS);
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            return null;
-        }
-        catch (Exception ex) {
-            logger.debug("A lock renewal did not succeed: " + ex);
-            return null;
-        }
     }
 
     private void retrySoon() {
