@@ -123,13 +123,4 @@ class RenewalRoundsTest extends EveryServerEngineTest {
             later.shutdownNow();
         }
     }
-
-    /** Waits until {@code leases} leases have passed (or the lock was lost before) and checks it is still held. */
-    private void keepsHolding(LockHandle handle, Duration leaseTime, int leases) {
-        long until = System.nanoTime() + leaseTime.multipliedBy(leases).toNanos();
-        Await.until(leaseTime.multipliedBy(leases + 2), leases + " leases passed",
-                () -> System.nanoTime() - until > 0 || !handle.isHeld() || !fixture.lost.isEmpty());
-        assertThat(fixture.lost).as("locks reported lost").isEmpty();
-        assertThat(handle.isHeld()).isTrue();
-    }
 }

@@ -198,7 +198,7 @@ final class Watchdog {
     }
 
     /**
-     * Sends the round's next chunks while fewer than {@link #WINDOW} renewals are on their way. A round is not sent
+     * Sends the round's next chunks while one more keeps at most {@link #WINDOW} renewals on their way. A round is not sent
      * all at once: a million renewals queued in Redis at once made every acquire behind them wait seconds (and time
      * out); in chunks, Redis answers them as fast as it can and an acquire waits behind a window at most. The tick
      * does not wait for the answers ({@link RenewalAnswers}): a chunk Redis has not answered within
