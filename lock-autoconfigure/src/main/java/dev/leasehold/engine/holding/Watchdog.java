@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Collection;
+import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -75,10 +76,12 @@ final class Watchdog {
      */
     private static final int WINDOW = 2 * CHUNK;
 
-    /** The round being sent, from {@link #next} on (watchdog thread only). */
-    private List<HeldLock> round = List.of();
-
-    private int next;
+    /**
+     * The round being sent: the held locks not yet looked at, null between rounds (watchdog thread only). Each lock
+     * is looked at once, when its chunk is filled: a round with a million locks is one pass over them, not a pass to
+     * choose and another to send (each a cache miss per lock).
+     */
+    private Iterator<HeldLock> round;
 
     /** A tick came while the round was still being sent: it starts once the round is sent. */
     private boolean tickWaiting;
@@ -154,54 +157,28 @@ final class Watchdog {
     }
 
     /**
-     * One tick (or a retry): a round of renewals for every watched lock, except those whose last renewal is still on
-     * its way and younger than a tick. Its answer, however late, settles it: sending another behind it only adds to
-     * the queue of a Redis that is already slow (with a million locks every retry sent the whole round again, and
-     * Redis fell further behind each time). A renewal with no answer for a whole tick (a connection that hangs) is
-     * sent again. A tick that finds the last round still being sent lets it finish, then starts.
+     * One tick (or a retry): a round of renewals for every {@linkplain #due due} lock (with a million locks every
+     * retry used to send the whole round again, and Redis fell further behind each time). A tick that finds the last
+     * round still being sent lets it finish, then starts.
      */
     void renewAll() {
-        try {
-            if (stopped) {
-                return;
-            }
-            if (next < round.size()) {
-                tickWaiting = true;
-                return;
-            }
-            long now = System.nanoTime();
-            answers.forgetOlderThan(renewIntervalNanos, now);
-            List<HeldLock> due = new ArrayList<>(held.size());
-            for (HeldLock lock : held) {
-                if (!lock.watched()) {
-                    continue;
-                }
-                long onItsWay = lock.renewalSentAtNanos();
-                if (onItsWay != 0 && now - lock.leaseEndsAtNanos() >= 0) {
-                    // its lease ran out while a renewal is still unanswered (Redis gone: the client may hold the
-                    // command until it reconnects): lost, not sent again
-                    settle(lock, null, onItsWay);
-                }
-                else if (onItsWay == 0 || now - onItsWay >= renewIntervalNanos) {
-                    due.add(lock);
-                }
-            }
-            round = due;
-            next = 0;
-        }
-        catch (RuntimeException ex) {
-            logger.error("Lock renewal tick failed", ex);
-            retrySoon();
+        if (stopped) {
             return;
         }
+        if (round != null) {
+            tickWaiting = true;
+            return;
+        }
+        answers.forgetOlderThan(renewIntervalNanos, System.nanoTime());
+        round = held.iterator();
         sendMore();
     }
 
     /**
-     * Sends the round's next chunks while one more keeps at most {@link #WINDOW} renewals on their way. A round is not sent
-     * all at once: a million renewals queued in Redis at once made every acquire behind them wait seconds (and time
-     * out); in chunks, Redis answers them as fast as it can and an acquire waits behind a window at most. The tick
-     * does not wait for the answers ({@link RenewalAnswers}): a chunk Redis has not answered within
+     * Sends the round's next chunks while one more keeps at most {@link #WINDOW} renewals on their way. A round is not
+     * sent all at once: a million renewals queued in Redis at once made every acquire behind them wait seconds (and
+     * time out); in chunks, Redis answers them as fast as it can and an acquire waits behind a window at most. The
+     * tick does not wait for the answers ({@link RenewalAnswers}): a chunk Redis has not answered within
      * {@code leasehold.redis-timeout} is reported failing by a check at that time.
      */
     private void sendMore() {
@@ -210,24 +187,25 @@ final class Watchdog {
         }
         catch (RuntimeException ex) {
             logger.error("Lock renewal tick failed", ex);
-            round = List.of(); // what was not sent is due in the retry's round
-            next = 0;
+            round = null; // what was not sent is due in the retry's round
             retrySoon();
         }
     }
 
     private void sendChunks() {
-        while (!stopped && next < round.size() && answers.onTheirWay() <= WINDOW - CHUNK) {
-            int to = Math.min(round.size(), next + CHUNK);
-            List<HeldLock> chunk = new ArrayList<>(to - next);
-            List<LockServer.Renewal> renewals = new ArrayList<>(to - next);
-            for (HeldLock lock : round.subList(next, to)) {
-                if (lock.watched()) { // not released since the round began
+        while (!stopped && round != null && answers.onTheirWay() <= WINDOW - CHUNK) {
+            List<HeldLock> chunk = new ArrayList<>(CHUNK);
+            List<LockServer.Renewal> renewals = new ArrayList<>(CHUNK);
+            while (chunk.size() < CHUNK && round.hasNext()) {
+                HeldLock lock = round.next();
+                if (due(lock)) {
                     chunk.add(lock);
                     renewals.add(new LockServer.Renewal(lock.keys, lock.mode, lock.token, lock.leaseMillis));
                 }
             }
-            next = to;
+            if (!round.hasNext()) {
+                round = null;
+            }
             if (chunk.isEmpty()) {
                 continue;
             }
@@ -245,14 +223,33 @@ final class Watchdog {
             long untilTimeout = redisTimeout.toNanos() - (System.nanoTime() - sentAt);
             scheduler.schedule(() -> overdue(sent), Math.max(0, untilTimeout), TimeUnit.NANOSECONDS);
         }
-        if (next >= round.size()) {
-            round = List.of();
-            next = 0;
-            if (tickWaiting) {
-                tickWaiting = false;
-                renewAll();
-            }
+        if (round == null && tickWaiting) {
+            tickWaiting = false;
+            renewAll();
         }
+    }
+
+    /**
+     * Whether this round renews the lock: watched, and no renewal of it on its way younger than a tick (its answer,
+     * however late, settles it: sending another behind it only adds to the queue of a Redis that is already slow; a
+     * renewal with no answer for a whole tick, a connection that hangs, is sent again). A lock whose lease ran out
+     * while a renewal is still unanswered (Redis gone: the client may hold the command until it reconnects) is lost,
+     * not sent again.
+     */
+    private boolean due(HeldLock lock) {
+        if (!lock.watched()) {
+            return false;
+        }
+        long onItsWay = lock.renewalSentAtNanos();
+        if (onItsWay == 0) {
+            return true;
+        }
+        long now = System.nanoTime();
+        if (now - lock.leaseEndsAtNanos() >= 0) {
+            settle(lock, null, onItsWay);
+            return false;
+        }
+        return now - onItsWay >= renewIntervalNanos;
     }
 
     /** At {@code leasehold.redis-timeout} after a chunk was sent: answers still missing mean renewals are failing. */
