@@ -23,11 +23,11 @@ import org.apache.commons.logging.LogFactory;
 /**
  * Keeps the leases of running holders alive and notices lost ones.
  * <p>
- * Watchdog locks are renewed together every third of the lease: one tick sends every renewal at once and does not
- * wait for the answers (they are settled as they come, {@link RenewalAnswers}),
- * in batches ({@link LockServer#renewAll}: on one Redis server a script call renews up to a thousand keys),
- * pipelined on the multiplexed connection, so a hundred thousand held locks cost a hundred script calls per
- * tick, not a hundred thousand. A renewal the server refuses (the token no longer owns the key) loses the lock at
+ * Watchdog locks are renewed together every third of the lease: one tick starts a round that renews every watched
+ * lock in batches ({@link LockServer#renewAll}: on one Redis server a script call renews up to a thousand keys), so a
+ * hundred thousand held locks cost a hundred script calls per tick, not a hundred thousand. The round keeps at most
+ * two calls on their way (acquires on the same connection never queue behind a whole round), and no tick waits for
+ * the answers: they are settled as they come ({@link RenewalAnswers}). A renewal the server refuses (the token no longer owns the key) loses the lock at
  * once; a renewal that fails (Redis unreachable) is retried soon and loses the lock only when the
  * lease ran out unconfirmed; a round not answered within {@code leasehold.redis-timeout} is reported as failing,
  * and its answers still count when they come (Redis did extend the lease). Fixed-lease
