@@ -134,4 +134,36 @@ class ReadWriteTest extends EveryServerEngineTest {
             Thread.currentThread().interrupt();
         }
     }
+
+    /**
+     * Readers of one key in one JVM come and go from many threads at once: a binding taken while another thread's
+     * was being removed must not fail. Before, a reader whose key was bound when it looked, and unbound before it
+     * added itself, failed with a NullPointerException (the benchmark smoke test's read/write scenario, in CI).
+     */
+    @Test
+    void manyReaderThreadsOnOneKeyComeAndGoWithoutErrors() throws Exception {
+        DefaultLockEngine engine = fixture.engine();
+        ExecutorService threads = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<Integer>> readers = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                readers.add(threads.submit(() -> {
+                    int held = 0;
+                    for (int i = 0; i < 300; i++) {
+                        try (LockHandle reader = tryLock(engine, LockMode.READ, Duration.ofSeconds(5)).orElseThrow()) {
+                            held += reader.isHeld() ? 1 : 0;
+                        }
+                    }
+                    return held;
+                }));
+            }
+            for (Future<Integer> reader : readers) {
+                assertThat(reader.get(60, TimeUnit.SECONDS)).isEqualTo(300);
+            }
+            assertThat(engine.isLocked("catalog")).isFalse();
+        }
+        finally {
+            threads.shutdownNow();
+        }
+    }
 }

@@ -42,6 +42,9 @@ final class ThreadBindings {
             return; // the usual case: nobody else holds the key bound
         }
         byKey.compute(key, (k, value) -> {
+            if (value == null) {
+                return lock; // the other binding went between the two calls (readers of one key come and go)
+            }
             HeldLock[] others = without(value, other -> other.owner == lock.owner);
             if (others.length == 0) {
                 return lock;
