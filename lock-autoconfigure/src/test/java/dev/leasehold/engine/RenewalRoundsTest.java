@@ -68,7 +68,7 @@ class RenewalRoundsTest extends EveryServerEngineTest {
     @Test
     void aRoundKeepsAtMostAWindowOfRenewalsOnTheirWay() {
         Duration leaseTime = Duration.ofMillis(3000);
-        int locks = 12_500;
+        int locks = 3_500; // four chunks against a window of two
         AtomicInteger onTheirWay = new AtomicInteger();
         AtomicInteger mostOnTheirWay = new AtomicInteger();
         AtomicInteger largestCall = new AtomicInteger();
@@ -80,7 +80,7 @@ class RenewalRoundsTest extends EveryServerEngineTest {
                 renewalsSent.addAndGet(renewals.size());
                 largestCall.accumulateAndGet(renewals.size(), Math::max);
                 mostOnTheirWay.accumulateAndGet(onTheirWay.addAndGet(renewals.size()), Math::max);
-                // a call's answers reach the client 100 ms late: a round of 12,500 cannot be on its way all at once
+                // a call's answers reach the client 100 ms late: a round of 3,500 cannot be on its way all at once
                 // unless nothing holds it back
                 List<CompletableFuture<Boolean>> real = this.real.renewAll(renewals);
                 List<CompletableFuture<Boolean>> answers = real.stream().map(each -> new CompletableFuture<Boolean>()).toList();
