@@ -304,10 +304,12 @@ public class LeaseholdProperties {
         private int maxTurn = 64;
 
         /**
-         * How long a turn hands off without asking Redis whether other instances queue for the key: with long
-         * critical sections, a waiting instance then waits about one section, not a whole turn.
+         * How long a turn hands off without asking Redis whether other instances queue for the key (with long
+         * critical sections, a waiting instance then waits about one section, not a whole turn), and once they do,
+         * how long after its grant a thread of this JVM may still join the turn: about the longest another instance
+         * waits per turn ahead of it.
          */
-        private Duration turnCheck = Duration.ofMillis(50);
+        private Duration turnCheck = Duration.ofMillis(10);
 
         public int getTokenBlock() {
             return tokenBlock;

@@ -178,7 +178,7 @@ class ReplicaAckTest {
     }
 
     /**
-     * Issue 19, defect 2: local hand-offs reserve fencing tokens every 50 ms, which renews the lease; that write
+     * Issue 19, defect 2: local hand-offs reserve fencing tokens every turn check (then 50 ms), which renews the lease; that write
      * went without WAIT and counted as a confirmed renewal, so with the replica paused sections kept starting with
      * isHeld() true for 6.2 s on a 1.5 s lease, and no loss was reported. Every write that extends a lease goes
      * through acknowledgement: no section starts as held later than one lease after the replica stopped answering.
@@ -206,7 +206,7 @@ class ReplicaAckTest {
                             lastHeldStart.accumulateAndGet(startedAt, Math::max);
                             sections.incrementAndGet();
                         }
-                        Thread.sleep(60); // the critical section's work: a hand-off every 60 ms reserves tokens (over 50 ms)
+                        Thread.sleep(60); // the critical section's work: a hand-off every 60 ms reserves tokens (over the turn check)
                     }
                 }
                 catch (LockAcquisitionException notAcknowledged) {
