@@ -11,6 +11,8 @@ import java.util.concurrent.TimeUnit;
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.redis.LettuceLockServer;
+import dev.leasehold.engine.redis.RedisTemplateLockServer;
+import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.test.redis.TestRedisCluster;
 import dev.leasehold.test.redis.TestRedisServer;
 import org.junit.jupiter.api.AfterAll;
@@ -18,7 +20,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,14 +60,17 @@ class ClusterTest {
         LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisClusterConfiguration(cluster.nodeAddresses()));
         factory.afterPropertiesSet();
         factory.start();
-        LettuceLockServer server = new LettuceLockServer(factory, "lock:");
+        resources.add(0, factory::destroy);
+        return engine(new LettuceLockServer(factory, "lock:"), settings);
+    }
+
+    private static DefaultLockEngine engine(LockServer server, LockEngineSettings settings) {
         DefaultLockEngine engine = new DefaultLockEngine(server, settings, new LockObserver() {
             @Override
             public void lost(LockHandle handle, String reason) {
                 lostKeys.add(handle.key() + ": " + reason);
             }
         });
-        resources.add(0, factory::destroy);
         resources.add(0, server);
         resources.add(0, engine);
         return engine;
@@ -188,6 +195,122 @@ class ClusterTest {
         assertThat(target.command("EXISTS", lockKey)).isEqualTo("0");
         assertThat(other.tryLock("migrating", Duration.ZERO, null)).isPresent().get().satisfies(LockHandle::close);
         assertThat(lostKeys).isEmpty();
+    }
+
+    /**
+     * Held locks spread over all 16,384 slots: a batch per slot was a script call per lock (798 per master per tick
+     * for 1,000 locks on three masters). A batch goes to the node of its first lock and comes back for the locks
+     * another node serves, so a tick costs a call or two per master.
+     */
+    @Test
+    void aTickRenewsLocksOfEverySlotInACallOrTwoPerMaster() {
+        Duration lease = Duration.ofMillis(1500); // a tick every 500 ms
+        assertATickCostsACallOrTwoPerMaster(engine(EngineFixture.fastSettings().withLeaseTime(lease)), lease);
+    }
+
+    /** The same through a RedisTemplate on Jedis (JedisCluster routes a script by its one declared key). */
+    @Test
+    void onJedisTooATickRenewsLocksOfEverySlotInACallOrTwoPerMaster() {
+        Duration lease = Duration.ofMillis(1500);
+        JedisConnectionFactory factory = new JedisConnectionFactory(new RedisClusterConfiguration(cluster.nodeAddresses()));
+        factory.afterPropertiesSet();
+        factory.start();
+        resources.add(0, factory::destroy);
+        DefaultLockEngine engine = engine(new RedisTemplateLockServer(factory, "lock:"),
+                EngineFixture.fastSettings().withLeaseTime(lease));
+        assertATickCostsACallOrTwoPerMaster(engine, lease);
+    }
+
+    private static void assertATickCostsACallOrTwoPerMaster(DefaultLockEngine holder, Duration lease) {
+        List<LockHandle> handles = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            handles.add(holder.lock("spread-" + i, Duration.ZERO));
+        }
+        long[] before = scriptCallsPerMaster();
+        long from = System.nanoTime();
+        Await.until(Duration.ofSeconds(10), "three leases", () -> System.nanoTime() - from > lease.multipliedBy(3).toNanos());
+        long[] after = scriptCallsPerMaster();
+        long ticks = (System.nanoTime() - from) / lease.dividedBy(3).toNanos() + 1;
+        long[] calls = new long[after.length];
+        java.util.Arrays.setAll(calls, node -> after[node] - before[node]);
+        System.out.println("script calls per master in " + ticks + " ticks: " + java.util.Arrays.toString(calls));
+        for (int node = 0; node < after.length; node++) {
+            // about 100 locks per master: per slot that was about 100 calls per master per tick
+            assertThat(calls[node]).as("script calls on master %d in %d ticks", node, ticks)
+                .isLessThanOrEqualTo(2 * ticks + 2);
+        }
+        assertThat(handles).allMatch(LockHandle::isHeld);
+        assertThat(lostKeys).isEmpty();
+        handles.forEach(LockHandle::close);
+    }
+
+    /**
+     * While a slot migrates, a batch's node answers -1 for its locks that have left (Redis refuses a key it does not
+     * serve: the script sees an error, never a missing key), and they are asked again where they are now: no lock
+     * of the slot, nor of any other, is lost.
+     */
+    @Test
+    void manyHeldLocksKeepTheirLeasesWhileOneOfTheirSlotsMigrates() {
+        DefaultLockEngine holder = engine(EngineFixture.fastSettings().withLeaseTime(Duration.ofSeconds(3))
+            .withRedisTimeout(Duration.ofSeconds(2)));
+        List<LockHandle> handles = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            handles.add(holder.lock("around-" + i, Duration.ZERO));
+        }
+        int slot = ClusterSlotHashUtil.calculateSlot("lock:{around-0}");
+        List<String> inSlot = new ArrayList<>();
+        for (int i = 0; inSlot.size() < 10; i++) {
+            String key = "same-slot-" + i;
+            if (ClusterSlotHashUtil.calculateSlot("lock:{" + key + "}") == slot) {
+                inSlot.add(key);
+                handles.add(holder.lock(key, Duration.ZERO));
+            }
+        }
+        int from = nodeHolding("lock:{around-0}");
+        TestRedisServer source = cluster.nodes().get(from);
+        TestRedisServer target = cluster.nodes().get((from + 1) % cluster.nodes().size());
+        String slotText = String.valueOf(slot);
+        String sourceId = source.command("CLUSTER", "MYID");
+        String targetId = target.command("CLUSTER", "MYID");
+        target.command("CLUSTER", "SETSLOT", slotText, "IMPORTING", sourceId);
+        source.command("CLUSTER", "SETSLOT", slotText, "MIGRATING", targetId);
+        List<String> keys = List.of(source.command("CLUSTER", "GETKEYSINSLOT", slotText, "100").replaceAll("[\\[\\]\\s]", "").split(","));
+        assertThat(keys).hasSize(11);
+        List<String> migrate = new ArrayList<>(List.of("MIGRATE", target.host(), String.valueOf(target.port()), "", "0", "5000", "KEYS"));
+        migrate.addAll(keys);
+        assertThat(source.command(migrate.toArray(String[]::new))).isEqualTo("OK");
+        // the keys are on the target while the slot is still the source's (ASK): longer than a lease (3 s), so the
+        // keys expire unless renewals reach them there
+        long migratedAt = System.nanoTime();
+        Await.until(Duration.ofSeconds(10), "a lease and more in migration", () -> System.nanoTime() - migratedAt > 4_000_000_000L);
+        for (TestRedisServer node : cluster.nodes()) {
+            node.command("CLUSTER", "SETSLOT", slotText, "NODE", targetId);
+        }
+        for (String key : keys) {
+            assertThat(Long.parseLong(target.command("PTTL", key))).as("%s renewed during the migration", key).isPositive();
+        }
+        long since = System.nanoTime();
+        Await.until(Duration.ofSeconds(20), "two leases after the move", () -> System.nanoTime() - since > 6_000_000_000L);
+        assertThat(lostKeys).isEmpty();
+        assertThat(handles).allMatch(LockHandle::isHeld);
+        for (String key : inSlot) {
+            assertThat(Long.parseLong(target.command("PTTL", "lock:{" + key + "}"))).as(key).isPositive();
+        }
+        handles.forEach(LockHandle::close);
+    }
+
+    /** EVALSHA and EVAL calls so far on each master (INFO commandstats). */
+    private static long[] scriptCallsPerMaster() {
+        long[] calls = new long[cluster.nodes().size()];
+        for (int i = 0; i < calls.length; i++) {
+            String stats = cluster.nodes().get(i).command("INFO", "commandstats");
+            for (String line : stats.split("\\r?\\n")) {
+                if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                    calls[i] += Long.parseLong(line.replaceAll("^[^:]+:calls=(\\d+),.*", "$1"));
+                }
+            }
+        }
+        return calls;
     }
 
     /**

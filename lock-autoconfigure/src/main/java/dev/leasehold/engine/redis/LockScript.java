@@ -47,6 +47,8 @@ record LockScript(String name, String sha1, byte[] body) {
 
     static final LockScript RENEW_EXCLUSIVE_MANY = loadWithOwner("renew_exclusive_many");
 
+    static final LockScript RENEW_EXCLUSIVE_NODE = loadWithOwner("renew_exclusive_node");
+
     static final LockScript RENEW_SHARED = load("renew_shared");
 
     static final LockScript IS_LOCKED = load("is_locked");

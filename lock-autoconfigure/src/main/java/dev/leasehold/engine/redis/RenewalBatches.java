@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.LockServer;
@@ -16,43 +17,72 @@ import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
 /**
  * A watchdog tick's renewals on one Redis server, in as few script calls as the server allows: the exclusive
- * ones in batches of up to {@link #BATCH} keys per call ({@code renew_exclusive_many.lua}, compare-then-extend
- * per key, one lease argument per call), grouped per lease and, on a Cluster, per slot (a script's keys must share
- * one); a shared (read) lease is
- * renewed on its own. With replica acknowledgement, one {@code WAIT} follows each batch and covers it all.
+ * ones in batches of up to {@link #BATCH} keys per call, compare-then-extend per key, one lease argument per call.
+ * On one server a batch is {@code renew_exclusive_many.lua}. On a Cluster it is {@code renew_exclusive_node.lua},
+ * sent to the node of its first lock, which renews the locks it serves and answers -1 for the others; those go
+ * again, to the node of the first of them, until every lock was answered where it lives (one round per master
+ * the batch touches). A batch whose call fails is sent again per slot ({@code renew_exclusive_many.lua} with
+ * declared keys), so a master that is down fails only its own locks. A shared (read) lease is renewed on its own.
+ * With replica acknowledgement, batches stay per slot and one {@code WAIT} follows each, covering it all.
  */
 final class RenewalBatches {
 
     /** Keys per script call: big enough that 100,000 held locks cost 100 calls a tick, small enough that one call stays short. */
     static final int BATCH = 1000;
 
+    /**
+     * Rounds of a Cluster batch before what is left goes per slot: a round answers at least its first lock, and
+     * on a stable Cluster every lock a master serves, so a batch takes as many rounds as the masters it touches.
+     */
+    static final int MAX_ROUNDS = 32;
+
     private RenewalBatches() {
     }
 
-    /**
-     * @param perSlot whether every batch must stay within one Cluster slot (asked only when there is more than one
-     * exclusive lease to renew: a server may need a connection to tell)
-     */
-    /** One call of {@code renew_exclusive_many.lua}: a 1 or 0 per key, in order. */
+    /** One call of {@code renew_exclusive_many.lua} (keys of one slot on a Cluster): a 1 or 0 per key, in order. */
     interface BatchCall {
         CompletableFuture<List<?>> renew(List<String> keys, List<String> args);
     }
 
     /**
-     * @param server renews a single lease (a reader, or a batch of one)
-     * @param batchCall renews a batch
+     * One call of {@code renew_exclusive_node.lua} on the node that serves {@code firstKey}: a 1, 0 or -1 (not
+     * served here) per lock, in order; {@code args} are the lease, the first lock's token, then lock and token pairs.
      */
-    static List<CompletableFuture<Boolean>> renewAll(LockServer server, BatchCall batchCall, List<Renewal> renewals,
-            BooleanSupplier perSlot) {
+    interface NodeCall {
+        CompletableFuture<List<?>> renew(String firstKey, List<String> args);
+    }
+
+    /**
+     * @param server renews a single lease (a reader, or a batch of one)
+     * @param batchCall renews a batch of keys that share a slot (or any keys off a Cluster)
+     * @param nodeCall renews a batch across slots on a Cluster; null to keep every batch within one slot
+     * @param perSlot whether batches must stay within one Cluster slot (asked only when there is more than one
+     * exclusive lease to renew: a server may need a connection to tell)
+     */
+    static List<CompletableFuture<Boolean>> renewAll(LockServer server, BatchCall batchCall, NodeCall nodeCall,
+            List<Renewal> renewals, BooleanSupplier perSlot) {
         long exclusive = renewals.stream().filter(renewal -> renewal.mode() != LockMode.READ).count();
         if (exclusive <= 1) {
             List<CompletableFuture<Boolean>> answers = new ArrayList<>(renewals.size());
             for (Renewal renewal : renewals) {
-                answers.add(server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis()));
+                answers.add(single(server, renewal));
             }
             return answers;
         }
-        boolean bySlot = perSlot.getAsBoolean();
+        boolean clustered = perSlot.getAsBoolean();
+        if (clustered && nodeCall != null) {
+            return grouped(server, renewals, false, batch -> acrossSlots(server, batchCall, nodeCall, batch, 1));
+        }
+        return grouped(server, renewals, clustered, batch -> renewBatch(server, batchCall, batch));
+    }
+
+    private static CompletableFuture<Boolean> single(LockServer server, Renewal renewal) {
+        return server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis());
+    }
+
+    /** The renewals in batches of one lease (and one slot when {@code bySlot}), each sent by {@code send}. */
+    private static List<CompletableFuture<Boolean>> grouped(LockServer server, List<Renewal> renewals, boolean bySlot,
+            Function<List<Renewal>, List<CompletableFuture<Boolean>>> send) {
         @SuppressWarnings("unchecked")
         CompletableFuture<Boolean>[] answers = new CompletableFuture[renewals.size()];
         Map<Group, Indexes> groups = new LinkedHashMap<>();
@@ -61,7 +91,7 @@ final class RenewalBatches {
         for (int i = 0; i < renewals.size(); i++) {
             Renewal renewal = renewals.get(i);
             if (renewal.mode() == LockMode.READ) {
-                answers[i] = server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis());
+                answers[i] = single(server, renewal);
                 continue;
             }
             // one lease per call (the leases of a tick are alike: the configured lease time); consecutive
@@ -80,13 +110,87 @@ final class RenewalBatches {
                 for (int j = from; j < to; j++) {
                     batch.add(renewals.get(group.at[j]));
                 }
-                List<CompletableFuture<Boolean>> renewed = renewBatch(server, batchCall, batch);
+                List<CompletableFuture<Boolean>> renewed = send.apply(batch);
                 for (int j = from; j < to; j++) {
                     answers[group.at[j]] = renewed.get(j - from);
                 }
             }
         }
         return Arrays.asList(answers);
+    }
+
+    /**
+     * One round of a Cluster batch on the node of its first lock; the locks answered -1 go in the next round, and a
+     * call that fails goes again per slot.
+     */
+    private static List<CompletableFuture<Boolean>> acrossSlots(LockServer server, BatchCall batchCall,
+            NodeCall nodeCall, List<Renewal> batch, int round) {
+        if (batch.size() == 1) {
+            return List.of(single(server, batch.get(0)));
+        }
+        List<String> args = new ArrayList<>(2 * batch.size());
+        args.add(Long.toString(batch.get(0).leaseMillis())); // one lease for the whole call (grouped so)
+        args.add(batch.get(0).token());
+        for (int j = 1; j < batch.size(); j++) {
+            args.add(batch.get(j).keys().lock());
+            args.add(batch.get(j).token());
+        }
+        CompletableFuture<List<?>> replies = nodeCall.renew(batch.get(0).keys().lock(), args);
+        List<CompletableFuture<Boolean>> answers = newAnswers(batch.size());
+        replies.whenComplete((reply, error) -> {
+            if (error != null) {
+                // the first lock's node is down, say: the others may live on nodes that answer
+                forward(grouped(server, batch, true, perSlot -> renewBatch(server, batchCall, perSlot)), answers);
+                return;
+            }
+            List<Renewal> elsewhere = new ArrayList<>();
+            List<CompletableFuture<Boolean>> theirAnswers = new ArrayList<>();
+            for (int j = 0; j < answers.size(); j++) {
+                long answer;
+                try {
+                    answer = ((Number) reply.get(j)).longValue();
+                }
+                catch (RuntimeException ex) {
+                    answers.get(j).completeExceptionally(ex); // a reply too short or of another kind: this key's answer
+                    continue;
+                }
+                if (answer == -1L) {
+                    elsewhere.add(batch.get(j));
+                    theirAnswers.add(answers.get(j));
+                }
+                else {
+                    answers.get(j).complete(answer == 1L);
+                }
+            }
+            if (elsewhere.isEmpty()) {
+                return;
+            }
+            forward(round < MAX_ROUNDS ? acrossSlots(server, batchCall, nodeCall, elsewhere, round + 1)
+                    : grouped(server, elsewhere, true, perSlot -> renewBatch(server, batchCall, perSlot)), theirAnswers);
+        });
+        return answers;
+    }
+
+    private static List<CompletableFuture<Boolean>> newAnswers(int size) {
+        List<CompletableFuture<Boolean>> answers = new ArrayList<>(size);
+        for (int j = 0; j < size; j++) {
+            answers.add(new CompletableFuture<>());
+        }
+        return answers;
+    }
+
+    private static void forward(List<CompletableFuture<Boolean>> from, List<CompletableFuture<Boolean>> to) {
+        for (int j = 0; j < from.size(); j++) {
+            CompletableFuture<Boolean> target = to.get(j);
+            from.get(j).whenComplete((renewed, failure) -> {
+                if (failure != null) {
+                    target.completeExceptionally(failure);
+                }
+                else {
+                    target.complete(renewed);
+                }
+            });
+        }
     }
 
     /** Renewals that may share a call: the same Cluster slot (0 off a Cluster) and the same lease. */
@@ -111,8 +215,7 @@ final class RenewalBatches {
     private static List<CompletableFuture<Boolean>> renewBatch(LockServer server, BatchCall batchCall,
             List<Renewal> batch) {
         if (batch.size() == 1) {
-            Renewal only = batch.get(0);
-            return List.of(server.renew(only.keys(), only.mode(), only.token(), only.leaseMillis()));
+            return List.of(single(server, batch.get(0)));
         }
         List<String> keys = new ArrayList<>(batch.size());
         List<String> args = new ArrayList<>(batch.size() + 1);
@@ -124,10 +227,7 @@ final class RenewalBatches {
         CompletableFuture<List<?>> replies = batchCall.renew(keys, args);
         // the answers are completed from the batch's reply in one pass (not one dependent stage per key): a tick's
         // objects stay live until Redis answers, a hundred thousand of them at once
-        List<CompletableFuture<Boolean>> answers = new ArrayList<>(batch.size());
-        for (int j = 0; j < batch.size(); j++) {
-            answers.add(new CompletableFuture<>());
-        }
+        List<CompletableFuture<Boolean>> answers = newAnswers(batch.size());
         replies.whenComplete((reply, error) -> {
             for (int j = 0; j < answers.size(); j++) {
                 try {

@@ -202,10 +202,19 @@ public abstract class ScriptedLockServer implements LockServer {
             });
     }
 
-    /** Exclusive renewals in batches of up to {@link RenewalBatches#BATCH} keys per script call (per slot on a Cluster). */
+    /**
+     * Exclusive renewals in batches of up to {@link RenewalBatches#BATCH} keys per script call (on a Cluster a call
+     * per master the batch touches; per slot with replica acknowledgement).
+     */
     @Override
     public List<CompletableFuture<Boolean>> renewAll(List<Renewal> renewals) {
-        return RenewalBatches.renewAll(this, this::renewBatch, renewals, this::clustered);
+        return RenewalBatches.renewAll(this, this::renewBatch, acknowledged() ? null : this::renewOnNode, renewals,
+                this::clustered);
+    }
+
+    /** One call of {@code renew_exclusive_node.lua} on the Cluster node that serves {@code firstKey}. */
+    private CompletableFuture<List<?>> renewOnNode(String firstKey, List<String> args) {
+        return this.<List<?>>eval(LockScript.RENEW_EXCLUSIVE_NODE, Reply.LIST, List.of(firstKey), args);
     }
 
     /**
