@@ -66,15 +66,18 @@ final class Watchdog {
 
     private final RenewalAnswers answers;
 
-    /** Renewals sent together: a thousand, the keys of one script call on one Redis server. */
-    private static final int CHUNK = 1000;
+    /**
+     * Renewals sent together ({@link LockServer#renewalsPerCall}: a thousand, the keys of one script call on one Redis
+     * server; a thousand per master on a Cluster), asked at the start of each round (watchdog thread only).
+     */
+    private int chunkSize = 1000;
 
     /**
-     * Renewals on their way at most: two chunks keep Redis busy (one is renewed while the answers of the other are
-     * settled), and an acquire behind them waits for two script calls (a few ms). With ten, a million held locks
+     * Renewals on their way at most, in chunks: two keep Redis busy (one is renewed while the answers of the other
+     * are settled), and an acquire behind them waits for two script calls (a few ms). With ten, a million held locks
      * kept ten calls queued all the time, and acquiring them took five times as long.
      */
-    private static final int WINDOW = 2 * CHUNK;
+    private static final int WINDOW_CHUNKS = 2;
 
     /**
      * The round being sent: the held locks not yet looked at, null between rounds (watchdog thread only). Each lock
@@ -170,12 +173,13 @@ final class Watchdog {
             return;
         }
         answers.forgetOlderThan(renewIntervalNanos, System.nanoTime());
+        chunkSize = Math.max(1, server.renewalsPerCall());
         round = held.iterator();
         sendMore();
     }
 
     /**
-     * Sends the round's next chunks while one more keeps at most {@link #WINDOW} renewals on their way. A round is not
+     * Sends the round's next chunks while one more keeps at most {@link #WINDOW_CHUNKS} chunks on their way. A round is not
      * sent all at once: a million renewals queued in Redis at once made every acquire behind them wait seconds (and
      * time out); in chunks, Redis answers them as fast as it can and an acquire waits behind a window at most. The
      * tick does not wait for the answers ({@link RenewalAnswers}): a chunk Redis has not answered within
@@ -193,10 +197,10 @@ final class Watchdog {
     }
 
     private void sendChunks() {
-        while (!stopped && round != null && answers.onTheirWay() <= WINDOW - CHUNK) {
-            List<HeldLock> chunk = new ArrayList<>(CHUNK);
-            List<LockServer.Renewal> renewals = new ArrayList<>(CHUNK);
-            while (chunk.size() < CHUNK && round.hasNext()) {
+        while (!stopped && round != null && answers.onTheirWay() <= (WINDOW_CHUNKS - 1) * chunkSize) {
+            List<HeldLock> chunk = new ArrayList<>(chunkSize);
+            List<LockServer.Renewal> renewals = new ArrayList<>(chunkSize);
+            while (chunk.size() < chunkSize && round.hasNext()) {
                 HeldLock lock = round.next();
                 if (due(lock)) {
                     chunk.add(lock);

@@ -1,13 +1,19 @@
 package dev.leasehold.engine.redis;
 
 import java.time.Duration;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.IntUnaryOperator;
 
 import dev.leasehold.engine.server.LockServerException;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.Partitions;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -111,6 +117,45 @@ public class LettuceLockServer extends ScriptedLockServer {
     @Override
     protected boolean clustered() {
         return subscriptions.clustered();
+    }
+
+    /** A thousand per master on a Cluster (the masters Lettuce knows), so that each master's script call carries as many. */
+    @Override
+    public int renewalsPerCall() {
+        Partitions partitions = clustered() ? partitions() : null;
+        if (partitions == null) {
+            return super.renewalsPerCall();
+        }
+        long masters = partitions.stream().filter(node -> !node.getSlots().isEmpty()).count();
+        return (int) Math.max(1, masters) * super.renewalsPerCall();
+    }
+
+    /** From Lettuce's view of the Cluster (kept up to date by its topology refresh; a lookup per slot, no I/O). */
+    @Override
+    protected IntUnaryOperator masters() {
+        Partitions partitions = partitions();
+        if (partitions == null) {
+            return null;
+        }
+        Map<RedisClusterNode, Integer> numbers = new IdentityHashMap<>();
+        return slot -> {
+            RedisClusterNode master = partitions.getPartitionBySlot(slot);
+            // a slot no master is known to serve: a batch of its own (the script finds where it lives)
+            return master == null ? -1 - slot : numbers.computeIfAbsent(master, each -> numbers.size());
+        };
+    }
+
+    /** Lettuce's view of the Cluster; null off a Cluster or while not connected. */
+    private Partitions partitions() {
+        RedisClusterAsyncCommands<byte[], byte[]> commands;
+        try {
+            commands = commands();
+        }
+        catch (RuntimeException ex) {
+            return null;
+        }
+        return commands instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster
+                ? cluster.getStatefulConnection().getPartitions() : null;
     }
 
     @Override

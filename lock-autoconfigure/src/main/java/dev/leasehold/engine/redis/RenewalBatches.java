@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.IntUnaryOperator;
+import java.util.function.Supplier;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.LockServer;
@@ -21,7 +23,8 @@ import org.springframework.data.redis.connection.ClusterSlotHashUtil;
  * On one server a batch is {@code renew_exclusive_many.lua}. On a Cluster it is {@code renew_exclusive_node.lua},
  * sent to the node of its first lock, which renews the locks it serves and answers -1 for the others; those go
  * again, to the node of the first of them, until every lock was answered where it lives (one round per master
- * the batch touches). A batch whose call fails is sent again per slot ({@code renew_exclusive_many.lua} with
+ * the batch touches). Where the client knows which master serves a slot, a batch holds one master's locks, so
+ * it takes one round unless a slot moved since. A batch whose call fails is sent again per slot ({@code renew_exclusive_many.lua} with
  * declared keys), so a master that is down fails only its own locks. A shared (read) lease is renewed on its own.
  * With replica acknowledgement, batches stay per slot and one {@code WAIT} follows each, covering it all.
  */
@@ -58,9 +61,11 @@ final class RenewalBatches {
      * @param nodeCall renews a batch across slots on a Cluster; null to keep every batch within one slot
      * @param perSlot whether batches must stay within one Cluster slot (asked only when there is more than one
      * exclusive lease to renew: a server may need a connection to tell)
+     * @param masters which master the client believes serves a slot, as a small number per master (asked on a
+     * Cluster with {@code nodeCall}); null when the client does not know
      */
     static List<CompletableFuture<Boolean>> renewAll(LockServer server, BatchCall batchCall, NodeCall nodeCall,
-            List<Renewal> renewals, BooleanSupplier perSlot) {
+            List<Renewal> renewals, BooleanSupplier perSlot, Supplier<IntUnaryOperator> masters) {
         long exclusive = renewals.stream().filter(renewal -> renewal.mode() != LockMode.READ).count();
         if (exclusive <= 1) {
             List<CompletableFuture<Boolean>> answers = new ArrayList<>(renewals.size());
@@ -71,18 +76,24 @@ final class RenewalBatches {
         }
         boolean clustered = perSlot.getAsBoolean();
         if (clustered && nodeCall != null) {
-            return grouped(server, renewals, false, batch -> acrossSlots(server, batchCall, nodeCall, batch, 1));
+            return grouped(server, renewals, masters.get(), batch -> acrossSlots(server, batchCall, nodeCall, batch, 1));
         }
-        return grouped(server, renewals, clustered, batch -> renewBatch(server, batchCall, batch));
+        return grouped(server, renewals, clustered ? SAME_SLOT : null, batch -> renewBatch(server, batchCall, batch));
     }
 
     private static CompletableFuture<Boolean> single(LockServer server, Renewal renewal) {
         return server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis());
     }
 
-    /** The renewals in batches of one lease (and one slot when {@code bySlot}), each sent by {@code send}. */
-    private static List<CompletableFuture<Boolean>> grouped(LockServer server, List<Renewal> renewals, boolean bySlot,
-            Function<List<Renewal>, List<CompletableFuture<Boolean>>> send) {
+    /** Batches per slot: a slot is its own place. */
+    private static final IntUnaryOperator SAME_SLOT = slot -> slot;
+
+    /**
+     * The renewals in batches of one lease and one place, each sent by {@code send}.
+     * @param placeOfSlot the place (a number) of each Cluster slot's keys; null: all in one place
+     */
+    private static List<CompletableFuture<Boolean>> grouped(LockServer server, List<Renewal> renewals,
+            IntUnaryOperator placeOfSlot, Function<List<Renewal>, List<CompletableFuture<Boolean>>> send) {
         @SuppressWarnings("unchecked")
         CompletableFuture<Boolean>[] answers = new CompletableFuture[renewals.size()];
         Map<Group, Indexes> groups = new LinkedHashMap<>();
@@ -96,9 +107,9 @@ final class RenewalBatches {
             }
             // one lease per call (the leases of a tick are alike: the configured lease time); consecutive
             // renewals of one group skip the lookup (a tick of a million locks off a Cluster is one group)
-            int slot = bySlot ? ClusterSlotHashUtil.calculateSlot(renewal.keys().lock()) : 0;
-            if (last == null || last.slot() != slot || last.leaseMillis() != renewal.leaseMillis()) {
-                last = new Group(slot, renewal.leaseMillis());
+            int place = placeOfSlot == null ? 0 : placeOfSlot.applyAsInt(ClusterSlotHashUtil.calculateSlot(renewal.keys().lock()));
+            if (last == null || last.place() != place || last.leaseMillis() != renewal.leaseMillis()) {
+                last = new Group(place, renewal.leaseMillis());
                 lastIndexes = groups.computeIfAbsent(last, each -> new Indexes());
             }
             lastIndexes.add(i);
@@ -140,7 +151,7 @@ final class RenewalBatches {
         replies.whenComplete((reply, error) -> {
             if (error != null) {
                 // the first lock's node is down, say: the others may live on nodes that answer
-                forward(grouped(server, batch, true, perSlot -> renewBatch(server, batchCall, perSlot)), answers);
+                forward(grouped(server, batch, SAME_SLOT, perSlot -> renewBatch(server, batchCall, perSlot)), answers);
                 return;
             }
             List<Renewal> elsewhere = new ArrayList<>();
@@ -166,7 +177,7 @@ final class RenewalBatches {
                 return;
             }
             forward(round < MAX_ROUNDS ? acrossSlots(server, batchCall, nodeCall, elsewhere, round + 1)
-                    : grouped(server, elsewhere, true, perSlot -> renewBatch(server, batchCall, perSlot)), theirAnswers);
+                    : grouped(server, elsewhere, SAME_SLOT, perSlot -> renewBatch(server, batchCall, perSlot)), theirAnswers);
         });
         return answers;
     }
@@ -193,8 +204,8 @@ final class RenewalBatches {
         }
     }
 
-    /** Renewals that may share a call: the same Cluster slot (0 off a Cluster) and the same lease. */
-    private record Group(int slot, long leaseMillis) {
+    /** Renewals that may share a call: the same place (a Cluster slot or master; 0 off a Cluster) and lease. */
+    private record Group(int place, long leaseMillis) {
     }
 
     /** The positions of one group's renewals in the tick's list, unboxed (a million per tick). */

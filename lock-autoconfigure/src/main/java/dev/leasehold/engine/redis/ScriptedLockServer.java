@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntUnaryOperator;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.FairQueue;
@@ -209,7 +210,15 @@ public abstract class ScriptedLockServer implements LockServer {
     @Override
     public List<CompletableFuture<Boolean>> renewAll(List<Renewal> renewals) {
         return RenewalBatches.renewAll(this, this::renewBatch, acknowledged() ? null : this::renewOnNode, renewals,
-                this::clustered);
+                this::clustered, this::masters);
+    }
+
+    /**
+     * Which master the client believes serves each Cluster slot (a small number per master), so that a batch of
+     * renewals holds one master's locks; null where the client does not tell (a batch then takes a round per master).
+     */
+    protected IntUnaryOperator masters() {
+        return null;
     }
 
     /** One call of {@code renew_exclusive_node.lua} on the Cluster node that serves {@code firstKey}. */

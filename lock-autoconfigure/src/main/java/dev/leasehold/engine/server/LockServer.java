@@ -106,6 +106,14 @@ public interface LockServer extends AutoCloseable {
         return answers;
     }
 
+    /**
+     * How many renewals the watchdog hands {@link #renewAll} at once: a thousand, the keys of one script call on one
+     * Redis server; a Cluster takes a thousand per master, so that each master's call carries as many.
+     */
+    default int renewalsPerCall() {
+        return 1000;
+    }
+
     /** One lease to renew: what {@link #renew} takes. */
     record Renewal(LockKeys keys, LockMode mode, String token, long leaseMillis) {
     }
