@@ -225,6 +225,46 @@ class ClusterTest {
         assertATickCosts(engine, lease, 300, 1);
     }
 
+    /**
+     * A master that stops answering (paused, not failed over) loses its own locks, never those of the masters that
+     * answer: its batch fails on its own (a batch holds one master's locks), and a batch that fails goes again per slot.
+     */
+    @Test
+    void aMasterThatStopsAnsweringLosesOnlyItsOwnLocks() {
+        Duration lease = Duration.ofMillis(4000);
+        DefaultLockEngine holder = engine(EngineFixture.fastSettings().withLeaseTime(lease)
+            .withRedisTimeout(Duration.ofSeconds(1)));
+        List<LockHandle> handles = new ArrayList<>();
+        for (int i = 0; i < 90; i++) {
+            handles.add(holder.lock("stalled-" + i, Duration.ZERO));
+        }
+        // one master stops answering
+        TestRedisServer stalled = cluster.nodes().get(nodeHolding("lock:{stalled-0}"));
+        List<LockHandle> elsewhere = handles.stream()
+            .filter(handle -> cluster.nodes().get(nodeHolding("lock:{" + handle.key() + "}")) != stalled)
+            .toList();
+        // the others keep serving their slots while one master is down (by default a Cluster stops them all)
+        cluster.nodes().forEach(node -> node.command("CONFIG", "SET", "cluster-require-full-coverage", "no"));
+        stalled.pause();
+        try {
+            long since = System.nanoTime();
+            Await.until(Duration.ofSeconds(20), "more than a lease", () -> System.nanoTime() - since > 6_000_000_000L);
+            assertThat(elsewhere).as("locks of the masters that answer").hasSizeGreaterThan(30).allMatch(LockHandle::isHeld);
+        }
+        finally {
+            stalled.resume();
+            // every node sees the resumed master as healthy again (no "fail" or "fail?" flag) before the Cluster
+            // requires full coverage again, else it stops serving the next tests
+            Await.until(Duration.ofSeconds(30), "the resumed master seen healthy", () -> cluster.nodes().stream()
+                .noneMatch(node -> node.command("CLUSTER", "NODES").contains("fail")));
+            cluster.nodes().forEach(node -> node.command("CONFIG", "SET", "cluster-require-full-coverage", "yes"));
+            Await.until(Duration.ofSeconds(30), "the Cluster whole again", () -> cluster.nodes().stream()
+                .allMatch(node -> node.command("CLUSTER", "INFO").contains("cluster_state:ok")));
+            lostKeys.clear(); // the stalled master's locks were lost, as they should be
+        }
+        handles.forEach(LockHandle::close);
+    }
+
     private static void assertATickCosts(DefaultLockEngine holder, Duration lease, int locks, int callsPerTick) {
         List<LockHandle> handles = new ArrayList<>();
         for (int i = 0; i < locks; i++) {
