@@ -309,7 +309,7 @@ public class LeaseholdProperties {
          * how long after its grant a thread of this JVM may still join the turn: about the longest another instance
          * waits per turn ahead of it.
          */
-        private Duration turnCheck = Duration.ofMillis(10);
+        private Duration turnCheck = Duration.ofMillis(25);
 
         public int getTokenBlock() {
             return tokenBlock;

@@ -80,10 +80,12 @@ public record LockEngineSettings(String keyPrefix, Duration leaseTime, Duration 
     public record HandOff(int maxTurn, Duration turnCheck) {
 
         /**
-         * Today's bounds: 64 hand-offs, a check after 10 ms (a turn of 50 ms made another instance's p99 wait about
-         * three turns, 160 ms with 1 ms sections and four instances; 10 ms: 43 ms, throughput within noise).
+         * Today's bounds: 64 hand-offs, a check after 25 ms. Another instance waits about a turn per instance ahead
+         * of it: with four instances of two threads and 1 ms sections, 50 ms gave a p99 wait of 161 ms (Redisson's
+         * 110-130), 25 ms 85 ms; 10 ms gave 43 ms but tripled the median wait of two JVMs of eight threads (33 ms
+         * against 10) and the Redis commands per acquisition.
          */
-        public static final HandOff DEFAULTS = new HandOff(64, Duration.ofMillis(10));
+        public static final HandOff DEFAULTS = new HandOff(64, Duration.ofMillis(25));
 
         public HandOff {
             if (maxTurn < 0) {

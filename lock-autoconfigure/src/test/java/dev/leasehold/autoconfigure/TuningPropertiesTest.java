@@ -48,7 +48,7 @@ class TuningPropertiesTest {
             assertThat(settings.fairQueue().refreshInterval()).isEqualTo(Duration.ofSeconds(1));
             assertThat(settings.fairQueue().tokenBlock()).isEqualTo(16);
             assertThat(settings.handOff().maxTurn()).isEqualTo(64);
-            assertThat(settings.handOff().turnCheck()).isEqualTo(Duration.ofMillis(10));
+            assertThat(settings.handOff().turnCheck()).isEqualTo(Duration.ofMillis(25));
         });
     }
 

@@ -94,7 +94,7 @@ class InterleavingDefectsTest extends EveryServerEngineTest {
         // the watchdog's next renewal is on its way (held back); it will find the key gone, as after a failover
         Await.until(Duration.ofSeconds(5), "a renewal was sent", () -> server.heldRenewals.size() == 1);
         redis.server().command("DEL", LockKeys.of("lock:", key).lock());
-        // more than the turn check (10 ms) into the turn: the hand-off reserves tokens first
+        // more than the turn check (25 ms) into the turn: the hand-off reserves tokens first
         first.close(); // handed to the second thread, whose token reservation is held back too
         Await.until(Duration.ofSeconds(5), "the reservation was sent", () -> server.heldReservations.size() == 1);
         server.release(server.heldRenewals); // refused: the renewal's reply lands while the hand-off is on its way

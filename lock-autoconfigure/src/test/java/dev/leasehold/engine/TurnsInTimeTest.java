@@ -88,8 +88,11 @@ class TurnsInTimeTest extends RealRedisEngineTest {
      */
     @Test
     void anotherInstanceWaitsAboutOneTurnCheckWhileThisOneKeepsTheKeyBusy() throws Exception {
-        DefaultLockEngine busy = fixture.engine();
-        DefaultLockEngine other = fixture.engine();
+        // a 10 ms turn check, so that a turn of the default (25 ms) or of the old 50 ms fails the bound below
+        LockEngineSettings tenMillisecondTurns = EngineFixture.fastSettings()
+            .withHandOff(new LockEngineSettings.HandOff(64, Duration.ofMillis(10)));
+        DefaultLockEngine busy = fixture.engine(tenMillisecondTurns);
+        DefaultLockEngine other = fixture.engine(tenMillisecondTurns);
         busy.lock("warm-up", Duration.ofSeconds(10)).close();
         other.lock("warm-up", Duration.ofSeconds(10)).close();
         long started = System.nanoTime();
@@ -126,7 +129,7 @@ class TurnsInTimeTest extends RealRedisEngineTest {
         }
         pool.shutdown();
 
-        long turnCheckMs = LockEngineSettings.HandOff.DEFAULTS.turnCheck().toMillis();
+        long turnCheckMs = tenMillisecondTurns.handOff().turnCheck().toMillis();
         String figures = String.format(Locale.ROOT, "other instance's waits (ms): p50 %.1f p90 %.1f max %.1f (%d); turn check %d ms",
                 percentile(waits, 0.5), percentile(waits, 0.9), percentile(waits, 1.0), waits.size(), turnCheckMs);
         System.out.println(figures);

@@ -140,8 +140,8 @@ class PausedHandOffTest {
                     "--spring.data.redis.port=" + link.port(), "--leasehold.lease-time=" + LEASE.toMillis() + "ms",
                     "--leasehold.redis-timeout=500ms", "--spring.data.redis.timeout=2s",
                     // sections of 20 ms hand off under tokens of the reserved block only while the turn check is
-                    // longer (with the default 10 ms, every hand-off first reserves through Redis, which would
-                    // find the lost key: the riskier setting is the one worth pausing)
+                    // well above them (with a check shorter than a section, every hand-off first reserves
+                    // through Redis, which would find the lost key: the riskier setting is the one worth pausing)
                     "--leasehold.hand-off.turn-check=100ms",
                     "--spring.main.banner-mode=off", "--logging.level.root=WARN",
                     "--logging.level.dev.leasehold=INFO"));
