@@ -173,7 +173,13 @@ final class Watchdog {
             return;
         }
         answers.forgetOlderThan(renewIntervalNanos, System.nanoTime());
-        chunkSize = Math.max(1, server.renewalsPerCall());
+        try {
+            chunkSize = Math.max(1, server.renewalsPerCall());
+        }
+        catch (RuntimeException ex) {
+            // a tick that threw would end the schedule for good: keep the last size
+            logger.debug("Could not ask the lock server how many renewals to send at once", ex);
+        }
         round = held.iterator();
         sendMore();
     }

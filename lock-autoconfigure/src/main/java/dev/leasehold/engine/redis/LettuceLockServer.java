@@ -122,7 +122,13 @@ public class LettuceLockServer extends ScriptedLockServer {
     /** A thousand per master on a Cluster (the masters Lettuce knows), so that each master's script call carries as many. */
     @Override
     public int renewalsPerCall() {
-        Partitions partitions = clustered() ? partitions() : null;
+        Partitions partitions;
+        try {
+            partitions = clustered() ? partitions() : null;
+        }
+        catch (RuntimeException ex) {
+            partitions = null; // the factory is stopping, say: a thousand, as on one server
+        }
         if (partitions == null) {
             return super.renewalsPerCall();
         }
