@@ -123,4 +123,32 @@ class RenewalRoundsTest extends EveryServerEngineTest {
             later.shutdownNow();
         }
     }
+
+    /**
+     * A tick that throws ends a fixed-delay schedule for good: a server that cannot tell how many renewals to send
+     * at once (a Cluster client whose factory is stopping) must not stop the watchdog.
+     */
+    @Test
+    void aServerThatCannotTellItsBatchSizeDoesNotStopTheWatchdog() {
+        AtomicInteger asked = new AtomicInteger();
+        ForwardingLockServer unsure = new ForwardingLockServer(fixture.server("lock:")) {
+            @Override
+            public int renewalsPerCall() {
+                if (asked.incrementAndGet() <= 2) {
+                    throw new IllegalStateException("the connection factory is stopping");
+                }
+                return super.renewalsPerCall();
+            }
+        };
+        Duration leaseTime = Duration.ofMillis(900);
+        DefaultLockEngine engine = fixture.engine(unsure,
+                new LockEngineSettings("lock:", leaseTime, Duration.ofMillis(200), Duration.ofMillis(2000)));
+        LockHandle handle = engine.lock("unsure", Duration.ZERO);
+        long until = System.nanoTime() + leaseTime.multipliedBy(3).toNanos();
+        Await.until(leaseTime.multipliedBy(6), "three leases", () -> System.nanoTime() - until > 0 || !fixture.lost.isEmpty());
+        assertThat(fixture.lost).as("locks reported lost").isEmpty();
+        assertThat(handle.isHeld()).isTrue();
+        assertThat(asked.get()).as("rounds that asked").isGreaterThan(3);
+        handle.close();
+    }
 }
