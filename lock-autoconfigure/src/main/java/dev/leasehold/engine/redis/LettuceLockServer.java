@@ -122,13 +122,7 @@ public class LettuceLockServer extends ScriptedLockServer {
     /** A thousand per master on a Cluster (the masters Lettuce knows), so that each master's script call carries as many. */
     @Override
     public int renewalsPerCall() {
-        Partitions partitions;
-        try {
-            partitions = clustered() ? partitions() : null;
-        }
-        catch (RuntimeException ex) {
-            partitions = null; // the factory is stopping, say: a thousand, as on one server
-        }
+        Partitions partitions = clustered() ? partitions() : null; // a throw here: the watchdog keeps its last size
         if (partitions == null) {
             return super.renewalsPerCall();
         }

@@ -213,6 +213,12 @@ public abstract class ScriptedLockServer implements LockServer {
                 this::clustered, this::masters);
     }
 
+    /** The keys of one batch call: the watchdog hands over as many at once (a subclass: per master on a Cluster). */
+    @Override
+    public int renewalsPerCall() {
+        return RenewalBatches.BATCH;
+    }
+
     /**
      * Which master the client believes serves each Cluster slot (a small number per master), so that a batch of
      * renewals holds one master's locks; null where the client does not tell (a batch then takes a round per master).
