@@ -7,11 +7,14 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.leasehold.LockHandle;
+import dev.leasehold.LockMode;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -48,6 +51,48 @@ class ShutdownThreadsTest extends EveryServerEngineTest {
             callers.shutdownNow();
             assertThat(callers.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
             assertThat(left).as("threads of the engine alive after close() returned, round " + round).isEmpty();
+        }
+    }
+
+    /**
+     * A thread that gives its lock back just as the context closes (Spring Integration's leader initiator stops a
+     * phase before the engine, interrupting its leader thread, which unlocks) must not lose its release to the
+     * connection closing: close() finds the lock already given back, so it does not release it itself, and must
+     * wait for that thread's release. Before the fix it did not when the thread had given the hold back but not yet
+     * sent the release (the thread is paused there below): the key stayed in Redis for a whole lease, and
+     * {@code LeaderElectionTest} timed out waiting for another leader (2 of 3 runs on a loaded machine).
+     */
+    @Test
+    void closeWaitsForAReleaseAThreadBeganJustBeforeIt() throws Exception {
+        CountDownLatch releasing = new CountDownLatch(1);
+        AtomicReference<DefaultLockEngine> engineRef = new AtomicReference<>();
+        DefaultLockEngine engine = new DefaultLockEngine(fixture.server("lock:"), EngineFixture.fastSettings(),
+                new LockObserver() {
+                    @Override
+                    public void released(String key, LockMode mode, long heldNanos) {
+                        // the unlocking thread, descheduled between giving the hold back and sending the release
+                        releasing.countDown();
+                        Await.until(Duration.ofSeconds(5), "close() began", () -> engineRef.get().isClosed());
+                        pause(300);
+                    }
+                });
+        engineRef.set(engine);
+        LockHandle handle = engine.tryLock("closing-release", Duration.ZERO, null).orElseThrow();
+        Thread unlocking = new Thread(handle::close, "unlocking");
+        unlocking.start();
+        assertThat(releasing.await(5, TimeUnit.SECONDS)).isTrue();
+        engine.close();
+        // close() returned: the release it waited for has reached Redis (the server's connection could go now)
+        assertThat(lockKeyExists("closing-release")).as("lock key left in Redis after close()").isFalse();
+        unlocking.join(5_000);
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
         }
     }
 

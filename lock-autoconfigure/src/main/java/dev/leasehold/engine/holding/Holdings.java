@@ -131,12 +131,20 @@ public final class Holdings implements HandleActions {
 
     @Override
     public CompletableFuture<Void> exit(HeldLock lock) {
-        HeldLock.State before = reentrancy.exit(lock);
-        if (before == null) {
-            return RELEASED;
+        // counted before the hold is given back: a close() that finds this lock already given back (and so does
+        // not release it itself) waits for this release to reach Redis before the connection goes
+        endings.releaseStarting();
+        try {
+            HeldLock.State before = reentrancy.exit(lock);
+            if (before == null) {
+                return RELEASED;
+            }
+            active.remove(lock);
+            return endings.release(lock, before);
         }
-        active.remove(lock);
-        return endings.release(lock, before);
+        finally {
+            endings.releaseStarted();
+        }
     }
 
     @Override

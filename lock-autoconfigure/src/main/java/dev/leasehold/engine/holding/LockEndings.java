@@ -40,7 +40,10 @@ final class LockEndings {
     /** A handle on a lock for whoever is told it was lost (the lock's outermost handle). */
     private final Function<HeldLock, LockHandle> view;
 
-    /** Releases sent and not answered yet: closing waits for them before the connection goes (a count: no entry per lock). */
+    /**
+     * Releases begun (a hold being given back) or sent and not answered yet: closing waits for them before the
+     * connection goes (a count: no entry per lock).
+     */
     private final AtomicInteger releasing = new AtomicInteger();
 
     private Watchdog watchdog;
@@ -160,6 +163,16 @@ final class LockEndings {
                 + ". Another owner may hold it now; work done under it is no longer protected.");
         observer.lost(view.apply(lock), reason);
         lock.attempt.lost(reason);
+    }
+
+    /** A hold is about to be given back (its release, if it is the last, is counted from now on). */
+    void releaseStarting() {
+        releasing.incrementAndGet();
+    }
+
+    /** The hold was given back: its release, if any, is sent and counted on its own until Redis answers. */
+    void releaseStarted() {
+        releasing.decrementAndGet();
     }
 
     /**
