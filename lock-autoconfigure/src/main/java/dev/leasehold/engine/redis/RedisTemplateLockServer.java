@@ -7,16 +7,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.IntUnaryOperator;
 import java.util.function.Supplier;
 
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.server.LockServerException.Kind;
-import dev.leasehold.engine.support.StarterThreads;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.RedisClusterConnection;
@@ -35,7 +32,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <p>
  * These clients block the calling thread, so steps run on a few stripes, each a single thread: a key
  * always goes to the same stripe, so steps on one key run in the order they were called, and a step's
- * NOSCRIPT fallback runs before the next step of its key is sent. Each step borrows a connection from the
+ * NOSCRIPT fallback runs before the next step of its key is sent. On a Cluster each master has stripes of its
+ * own ({@link Stripes}), so a master that stops answering delays only its own keys' steps. Each step borrows a connection from the
  * factory for its round trip only (a pool is never drained by connections held for good). A step is
  * bounded by the client's own timeout ({@code spring.data.redis.timeout}); a step queued behind a slow one
  * on its stripe waits for it. An acknowledged write holds its connection for the script and the {@code WAIT}
@@ -57,9 +55,7 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
 
     private final StringRedisTemplate template;
 
-    private final ExecutorService[] stripes;
-
-    private final StarterThreads stripeThreads = new StarterThreads("leasehold-redis");
+    private final Stripes stripes;
 
     private final ContainerReleaseSubscriptions subscriptions;
 
@@ -87,10 +83,7 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
             throw new IllegalArgumentException("stripes must be at least 1, not " + stripes);
         }
         this.template = new StringRedisTemplate(connectionFactory);
-        this.stripes = new ExecutorService[stripes];
-        for (int i = 0; i < stripes; i++) {
-            this.stripes[i] = Executors.newSingleThreadExecutor(stripeThreads);
-        }
+        this.stripes = new Stripes(connectionFactory, stripes);
         this.subscriptions = new ContainerReleaseSubscriptions(connectionFactory, keyPrefix);
     }
 
@@ -110,6 +103,18 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
             clustered = known;
         }
         return known;
+    }
+
+    /** On a Cluster, from the topology the stripes learnt (no I/O); null before it is known. */
+    @Override
+    protected IntUnaryOperator masters() {
+        return stripes.masters();
+    }
+
+    /** A batch per master at once on a Cluster (each master's on its own stripes). */
+    @Override
+    public int renewalsPerCall() {
+        return Math.max(1, stripes.masterCount()) * super.renewalsPerCall();
     }
 
     @Override
@@ -185,7 +190,7 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
     private <T> CompletableFuture<T> step(String lockKey, Supplier<T> roundTrip) {
         Step<T> step = new Step<>(roundTrip);
         try {
-            stripes[Math.floorMod(lockKey.hashCode(), stripes.length)].execute(step);
+            stripes.execute(lockKey, step);
         }
         catch (RejectedExecutionException ex) {
             step.fail(new LockServerException(Kind.UNAVAILABLE, "the lock server is closed", ex));
@@ -228,29 +233,10 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
     @Override
     public void close() {
         subscriptions.close();
-        for (ExecutorService stripe : stripes) {
-            stripe.shutdown();
-        }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        List<Runnable> neverRun = new ArrayList<>();
-        for (ExecutorService stripe : stripes) {
-            try {
-                if (!stripe.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                    neverRun.addAll(stripe.shutdownNow());
-                }
-            }
-            catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                neverRun.addAll(stripe.shutdownNow());
-            }
-        }
-        for (Runnable runnable : neverRun) {
+        for (Runnable runnable : stripes.shutdown(Duration.ofSeconds(5))) {
             if (runnable instanceof Step<?> step) {
                 step.fail(new LockServerException(Kind.UNAVAILABLE, "the lock server closed before the step ran", null));
             }
-        }
-        for (ExecutorService stripe : stripes) {
-            stripeThreads.stop(stripe, Duration.ofMillis(100), true); // ended above: joins their threads
         }
     }
 }
