@@ -83,7 +83,7 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
             throw new IllegalArgumentException("stripes must be at least 1, not " + stripes);
         }
         this.template = new StringRedisTemplate(connectionFactory);
-        this.stripes = new Stripes(connectionFactory, stripes);
+        this.stripes = Stripes.of(connectionFactory, stripes);
         this.subscriptions = new ContainerReleaseSubscriptions(connectionFactory, keyPrefix);
     }
 

@@ -2,6 +2,7 @@ package dev.leasehold.engine.redis;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,6 +23,9 @@ import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisClusterNode;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.ClassUtils;
 
 /**
  * The single threads on which {@link RedisTemplateLockServer} runs its blocking round trips: a key always on the
@@ -46,7 +50,12 @@ final class Stripes {
     /** A slot whose stripes are being changed: steps of the slot wait the few instructions it takes. */
     private static final int MOVING = -1;
 
-    private final RedisConnectionFactory connectionFactory;
+    /** Which masters serve which slots, asked off the hot path; null on a server that is no Cluster. */
+    interface Topology {
+
+        /** Each master's id and the slots it serves; null when the server is no Cluster (then never asked again). */
+        Map<String, int[]> mastersAndSlots();
+    }
 
     private final int perGroup;
 
@@ -66,20 +75,90 @@ final class Stripes {
     /** Steps of each slot queued or running, or MOVING while its group changes. */
     private final AtomicIntegerArray steps = new AtomicIntegerArray(SLOTS);
 
-    private final ScheduledExecutorService topology;
+    private final Topology topology;
 
-    /** Whether the factory talks to a Cluster: then steps go by slot. Set by the first refresh that can tell. */
-    private volatile boolean cluster;
+    private final ScheduledExecutorService refresher;
+
+    /**
+     * Whether steps are counted per Cluster slot (the factory talks to a Cluster, or may: a factory of unknown kind).
+     * Fixed from the start, so that every step that may still run when a slot first moves was counted.
+     */
+    private final boolean bySlot;
 
     private record Group(int number, ExecutorService[] stripes) {
     }
 
-    Stripes(RedisConnectionFactory connectionFactory, int perGroup) {
-        this.connectionFactory = connectionFactory;
+    /**
+     * @param bySlot whether the server may be a Cluster (steps are then counted per slot, and {@code topology} asked)
+     * @param refresh how often the topology is asked
+     */
+    Stripes(int perGroup, boolean bySlot, Topology topology, Duration refresh) {
         this.perGroup = perGroup;
+        this.bySlot = bySlot;
         this.shared = newStripes();
-        this.topology = Executors.newSingleThreadScheduledExecutor(topologyThreads);
-        topology.scheduleWithFixedDelay(this::refresh, 0, REFRESH.toMillis(), TimeUnit.MILLISECONDS);
+        this.topology = topology;
+        this.refresher = Executors.newSingleThreadScheduledExecutor(topologyThreads);
+        if (bySlot) {
+            refresher.scheduleWithFixedDelay(this::refresh, 0, refresh.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** The stripes of a {@link RedisTemplateLockServer} on {@code connectionFactory}. */
+    static Stripes of(RedisConnectionFactory connectionFactory, int perGroup) {
+        return new Stripes(perGroup, mayBeCluster(connectionFactory), () -> mastersAndSlots(connectionFactory), REFRESH);
+    }
+
+    /** Whether a factory may talk to a Cluster: Jedis and Lettuce factories say; of any other kind, maybe. */
+    private static boolean mayBeCluster(RedisConnectionFactory factory) {
+        if (JEDIS_PRESENT && ClientFactories.isJedis(factory)) {
+            return ClientFactories.jedisOnCluster(factory);
+        }
+        if (LETTUCE_PRESENT && ClientFactories.isLettuce(factory)) {
+            return ClientFactories.lettuceOnCluster(factory);
+        }
+        return true;
+    }
+
+    private static final boolean JEDIS_PRESENT = ClassUtils.isPresent("redis.clients.jedis.Jedis",
+            Stripes.class.getClassLoader());
+
+    private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
+            Stripes.class.getClassLoader());
+
+    /** Only loaded when the client it names is on the class path. */
+    private static final class ClientFactories {
+
+        static boolean isJedis(RedisConnectionFactory factory) {
+            return factory instanceof JedisConnectionFactory;
+        }
+
+        static boolean jedisOnCluster(RedisConnectionFactory factory) {
+            return ((JedisConnectionFactory) factory).isRedisClusterAware();
+        }
+
+        static boolean isLettuce(RedisConnectionFactory factory) {
+            return factory instanceof LettuceConnectionFactory;
+        }
+
+        static boolean lettuceOnCluster(RedisConnectionFactory factory) {
+            return ((LettuceConnectionFactory) factory).isClusterAware();
+        }
+    }
+
+    /** From Spring Data's view of the Cluster (Jedis caches it for 100 ms; else a CLUSTER NODES on a node). */
+    private static Map<String, int[]> mastersAndSlots(RedisConnectionFactory connectionFactory) {
+        try (RedisConnection connection = connectionFactory.getConnection()) {
+            if (!(connection instanceof RedisClusterConnection clusterConnection)) {
+                return null; // one server, or Sentinel: the shared stripes are all there is
+            }
+            Map<String, int[]> masters = new HashMap<>();
+            for (RedisClusterNode node : clusterConnection.clusterGetNodes()) {
+                if (node.isMaster() && node.getSlotRange() != null && !node.getSlotRange().getSlots().isEmpty()) {
+                    masters.put(node.getId() != null ? node.getId() : node.asString(), node.getSlotRange().getSlotsArray());
+                }
+            }
+            return masters;
+        }
     }
 
     private ExecutorService[] newStripes() {
@@ -95,7 +174,7 @@ final class Stripes {
      * @throws RejectedExecutionException when closed
      */
     void execute(String key, Runnable step) {
-        if (!cluster) {
+        if (!bySlot) {
             stripe(shared, key).execute(step);
             return;
         }
@@ -146,7 +225,7 @@ final class Stripes {
      * wants), as far as known; null off a Cluster or before the first refresh.
      */
     IntUnaryOperator masters() {
-        if (!cluster) {
+        if (groups.isEmpty()) {
             return null;
         }
         return slot -> {
@@ -157,31 +236,28 @@ final class Stripes {
 
     /** Masters known to serve slots (0 off a Cluster or before the first refresh). */
     int masterCount() {
-        return cluster ? groups.size() : 0;
+        return groups.size();
     }
 
-    private void refresh() {
-        try (RedisConnection connection = connectionFactory.getConnection()) {
-            if (!(connection instanceof RedisClusterConnection clusterConnection)) {
-                topology.shutdown(); // one server, or Sentinel: the shared stripes are all there is
+    /** Asks the topology, and moves the slots whose master changed (those with steps in flight: next time). */
+    void refresh() {
+        try {
+            Map<String, int[]> masters = topology.mastersAndSlots();
+            if (masters == null) {
+                refresher.shutdown(); // no Cluster: the shared stripes are all there is
                 return;
             }
-            List<Integer> waiting = new ArrayList<>();
-            for (RedisClusterNode node : clusterConnection.clusterGetNodes()) {
-                if (!node.isMaster() || node.getSlotRange() == null || node.getSlotRange().getSlots().isEmpty()) {
-                    continue;
-                }
-                String id = node.getId() != null ? node.getId() : node.asString();
-                Group group = groups.computeIfAbsent(id, ignored -> new Group(groups.size(), newStripes()));
-                for (int slot : node.getSlotRange().getSlotsArray()) {
+            int waiting = 0;
+            for (Map.Entry<String, int[]> master : masters.entrySet()) {
+                Group group = groups.computeIfAbsent(master.getKey(), ignored -> new Group(groups.size(), newStripes()));
+                for (int slot : master.getValue()) {
                     if (groupOfSlot[slot] != group && !move(slot, group)) {
-                        waiting.add(slot);
+                        waiting++;
                     }
                 }
             }
-            cluster = true;
-            if (!waiting.isEmpty() && logger.isDebugEnabled()) {
-                logger.debug(waiting.size() + " slots keep their stripes until their steps in flight ended");
+            if (waiting > 0 && logger.isDebugEnabled()) {
+                logger.debug(waiting + " slots keep their stripes until their steps in flight ended");
             }
         }
         catch (RuntimeException ex) {
@@ -205,7 +281,7 @@ final class Stripes {
      * {@code patience}, and returns those that never ran; the stripes' threads have ended when it returns.
      */
     List<Runnable> shutdown(Duration patience) {
-        topologyThreads.stop(topology, patience, true);
+        topologyThreads.stop(refresher, patience, true);
         List<ExecutorService> all = new ArrayList<>(List.of(shared));
         groups.values().forEach(group -> all.addAll(List.of(group.stripes)));
         all.forEach(ExecutorService::shutdown);
