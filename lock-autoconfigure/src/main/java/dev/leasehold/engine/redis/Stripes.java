@@ -3,6 +3,7 @@ package dev.leasehold.engine.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,6 +12,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.IntUnaryOperator;
 
@@ -68,6 +71,15 @@ final class Stripes {
 
     /** On a Cluster, each master's stripes, by node id, made when the master is first seen. */
     private final Map<String, Group> groups = new ConcurrentHashMap<>();
+
+    /** Numbers the masters' groups (never reused, so two masters never look like one to a batch of renewals). */
+    private final AtomicInteger groupNumbers = new AtomicInteger();
+
+    /** Set by shutdown (under this object's monitor): a late refresh makes no stripes. */
+    private boolean closed;
+
+    /** Stripes of masters that left, ending: joined at shutdown. */
+    private final List<ExecutorService> retired = new CopyOnWriteArrayList<>();
 
     /** On a Cluster: the stripes of each slot's master (null: the shared ones); guarded by {@link #steps}. */
     private final Group[] groupOfSlot = new Group[SLOTS];
@@ -241,29 +253,66 @@ final class Stripes {
 
     /** Asks the topology, and moves the slots whose master changed (those with steps in flight: next time). */
     void refresh() {
+        Map<String, int[]> masters;
         try {
-            Map<String, int[]> masters = topology.mastersAndSlots();
-            if (masters == null) {
-                refresher.shutdown(); // no Cluster: the shared stripes are all there is
-                return;
-            }
-            int waiting = 0;
-            for (Map.Entry<String, int[]> master : masters.entrySet()) {
-                Group group = groups.computeIfAbsent(master.getKey(), ignored -> new Group(groups.size(), newStripes()));
-                for (int slot : master.getValue()) {
-                    if (groupOfSlot[slot] != group && !move(slot, group)) {
-                        waiting++;
-                    }
-                }
-            }
-            if (waiting > 0 && logger.isDebugEnabled()) {
-                logger.debug(waiting + " slots keep their stripes until their steps in flight ended");
-            }
+            masters = topology.mastersAndSlots(); // I/O, outside the monitor: shutdown never waits for it
         }
         catch (RuntimeException ex) {
             // no answer now (a node down, the factory stopping): keep what is known, ask again next time
             logger.debug("Could not learn the Cluster's topology: " + ex);
+            return;
         }
+        if (masters == null) {
+            refresher.shutdown(); // no Cluster: the shared stripes are all there is
+            return;
+        }
+        learn(masters);
+    }
+
+    private synchronized void learn(Map<String, int[]> masters) {
+        if (closed) {
+            return; // shut down meanwhile (a refresh that outlasted its patience): no new stripes
+        }
+        int waiting = 0;
+        for (Map.Entry<String, int[]> master : masters.entrySet()) {
+            Group group = groups.computeIfAbsent(master.getKey(),
+                    ignored -> new Group(groupNumbers.getAndIncrement(), newStripes()));
+            for (int slot : master.getValue()) {
+                if (groupOfSlot[slot] != group && !move(slot, group)) {
+                    waiting++;
+                }
+            }
+        }
+        if (waiting > 0 && logger.isDebugEnabled()) {
+            logger.debug(waiting + " slots keep their stripes until their steps in flight ended");
+        }
+        retireGone(masters);
+    }
+
+    /**
+     * The stripes of a master that left the Cluster (a failover, a node replaced) once no slot points at them any
+     * more: no new step reaches them, so they end after the steps they still have (and are joined at shutdown).
+     */
+    private void retireGone(Map<String, int[]> masters) {
+        for (Iterator<Map.Entry<String, Group>> each = groups.entrySet().iterator(); each.hasNext();) {
+            Map.Entry<String, Group> entry = each.next();
+            if (!masters.containsKey(entry.getKey()) && !servesASlot(entry.getValue())) {
+                each.remove();
+                for (ExecutorService stripe : entry.getValue().stripes) {
+                    stripe.shutdown();
+                    retired.add(stripe);
+                }
+            }
+        }
+    }
+
+    private boolean servesASlot(Group group) {
+        for (Group each : groupOfSlot) {
+            if (each == group) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Moves a slot to its master's stripes if none of its steps is queued or running now (else: next refresh). */
@@ -282,8 +331,13 @@ final class Stripes {
      */
     List<Runnable> shutdown(Duration patience) {
         topologyThreads.stop(refresher, patience, true);
-        List<ExecutorService> all = new ArrayList<>(List.of(shared));
-        groups.values().forEach(group -> all.addAll(List.of(group.stripes)));
+        List<ExecutorService> all;
+        synchronized (this) { // from now on no refresh makes or retires stripes
+            closed = true;
+            all = new ArrayList<>(List.of(shared));
+            groups.values().forEach(group -> all.addAll(List.of(group.stripes)));
+            all.addAll(retired);
+        }
         all.forEach(ExecutorService::shutdown);
         long deadline = System.nanoTime() + patience.toNanos();
         List<Runnable> neverRun = new ArrayList<>();

@@ -45,7 +45,9 @@ class StripesOrderTest {
         for (int slot = 0; slot < SLOTS; slot++) {
             owner[slot] = slot * MASTERS / SLOTS;
         }
-        Stripes stripes = new Stripes(2, true, () -> snapshot(owner), Duration.ofHours(1));
+        // a master now and then replaced by a new node (a new id): its stripes retire once no slot points at them
+        int[] generation = new int[MASTERS];
+        Stripes stripes = new Stripes(2, true, () -> snapshot(owner, generation), Duration.ofHours(1));
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (stripes.masterCount() < MASTERS && System.nanoTime() < deadline) {
@@ -98,9 +100,14 @@ class StripesOrderTest {
             // the slots of the callers' keys change masters at random moments, and the stripes learn it
             List<Integer> keySlots = keys.stream().flatMap(List::stream).map(ClusterSlotHashUtil::calculateSlot).toList();
             AtomicInteger movesSeen = new AtomicInteger();
+            AtomicInteger replaced = new AtomicInteger();
             Thread topologyChanges = new Thread(() -> {
                 while (calling.get()) {
                     synchronized (owner) {
+                        if (random.nextInt(20) == 0) {
+                            generation[random.nextInt(MASTERS)]++;
+                            replaced.incrementAndGet();
+                        }
                         for (int n = 1 + random.nextInt(4); n > 0; n--) {
                             int slot = keySlots.get(random.nextInt(keySlots.size()));
                             owner[slot] = (owner[slot] + 1 + random.nextInt(MASTERS - 1)) % MASTERS;
@@ -128,18 +135,24 @@ class StripesOrderTest {
             topologyChanges.join(5_000);
             assertThat(outOfOrder).as("steps run out of call order (seed %d)", seed).isEmpty();
             assertThat(movesSeen.get()).as("slots that changed stripes while steps ran (seed %d)", seed).isPositive();
-            System.out.println("StripesOrderTest seed " + seed + ": " + movesSeen.get() + " slot moves seen");
+            // once every slot has reached its master, the stripes of replaced masters are gone
+            stripes.refresh();
+            assertThat(stripes.masterCount()).as("masters with stripes after the last refresh (seed %d)", seed)
+                .isEqualTo(MASTERS);
+            System.out.println("StripesOrderTest seed " + seed + ": " + movesSeen.get() + " slot moves seen, "
+                    + replaced.get() + " masters replaced");
         }
         finally {
             stripes.shutdown(Duration.ofSeconds(5));
         }
     }
 
-    private static Map<String, int[]> snapshot(int[] owner) {
+    private static Map<String, int[]> snapshot(int[] owner, int[] generation) {
         synchronized (owner) {
             Map<String, List<Integer>> slots = new HashMap<>();
             for (int slot = 0; slot < SLOTS; slot++) {
-                slots.computeIfAbsent("master-" + owner[slot], ignored -> new ArrayList<>()).add(slot);
+                String master = "master-" + owner[slot] + "." + generation[owner[slot]];
+                slots.computeIfAbsent(master, ignored -> new ArrayList<>()).add(slot);
             }
             Map<String, int[]> masters = new HashMap<>();
             slots.forEach((master, list) -> masters.put(master, list.stream().mapToInt(Integer::intValue).toArray()));
