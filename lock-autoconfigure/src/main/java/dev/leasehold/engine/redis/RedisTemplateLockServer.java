@@ -33,10 +33,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * These clients block the calling thread, so steps run on a few stripes, each a single thread: a key
  * always goes to the same stripe, so steps on one key run in the order they were called, and a step's
  * NOSCRIPT fallback runs before the next step of its key is sent. On a Cluster each master has stripes of its
- * own ({@link Stripes}), so a master that stops answering delays only its own keys' steps. Each step borrows a connection from the
- * factory for its round trip only (a pool is never drained by connections held for good). A step is
- * bounded by the client's own timeout ({@code spring.data.redis.timeout}); a step queued behind a slow one
- * on its stripe waits for it. An acknowledged write holds its connection for the script and the {@code WAIT}
+ * own ({@link Stripes}), so a master that stops answering delays only its own keys' steps. Each step borrows a
+ * connection from the factory for its round trip only (a pool is never drained by connections held for good). A
+ * step is bounded by the client's own timeout ({@code spring.data.redis.timeout}); a step queued behind a slow
+ * one on its stripe waits for it. An acknowledged write holds its connection for the script and the {@code WAIT}
  * behind it (standalone and Sentinel; on a Cluster each command may borrow another connection, so replica
  * acknowledgement there needs the Lettuce client). Release messages arrive through a
  * {@code RedisMessageListenerContainer} ({@link ContainerReleaseSubscriptions}).
