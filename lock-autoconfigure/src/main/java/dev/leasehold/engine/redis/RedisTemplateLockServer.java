@@ -73,9 +73,6 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
      * counts ({@code leasehold.replica-ack.replicas}); 0 for none
      * @param ackTimeout how long to wait for them ({@code leasehold.replica-ack.timeout})
      */
-    /** Whether the factory talks to a Cluster; null until a batch of renewals asked. */
-    private volatile Boolean clustered;
-
     public RedisTemplateLockServer(RedisConnectionFactory connectionFactory, String keyPrefix, int stripes,
             int ackReplicas, Duration ackTimeout) {
         super(ackReplicas, ackTimeout, false);
@@ -87,22 +84,10 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
         this.subscriptions = new ContainerReleaseSubscriptions(connectionFactory, keyPrefix);
     }
 
-    /** Whether the factory talks to a Cluster (then a batch of renewals stays within one slot); asked once. */
+    /** Whether the factory talks to a Cluster, as its stripes know it (no I/O; until known: per slot, right anywhere). */
     @Override
     protected boolean clustered() {
-        Boolean known = clustered;
-        if (known == null) {
-            RedisConnectionFactory factory = template.getConnectionFactory();
-            try (RedisConnection connection = factory.getConnection()) {
-                known = connection instanceof RedisClusterConnection;
-            }
-            catch (RuntimeException ex) {
-                // not known yet (Redis unreachable): per slot is right on any server; ask again next time
-                return true;
-            }
-            clustered = known;
-        }
-        return known;
+        return stripes.mayBeCluster();
     }
 
     /** On a Cluster, from the topology the stripes learnt (no I/O); null before it is known. */

@@ -97,6 +97,9 @@ final class Stripes {
      */
     private final boolean bySlot;
 
+    /** Whether the server is a Cluster: false off one from the start, else null until the topology first answers. */
+    private volatile Boolean cluster;
+
     private record Group(int number, ExecutorService[] stripes) {
     }
 
@@ -107,6 +110,7 @@ final class Stripes {
     Stripes(int perGroup, boolean bySlot, Topology topology, Duration refresh) {
         this.perGroup = perGroup;
         this.bySlot = bySlot;
+        this.cluster = bySlot ? null : Boolean.FALSE;
         this.shared = newStripes();
         this.topology = topology;
         this.refresher = Executors.newSingleThreadScheduledExecutor(topologyThreads);
@@ -246,6 +250,11 @@ final class Stripes {
         };
     }
 
+    /** Whether the server may be a Cluster: false once known not to be (the factory said so, or the topology). */
+    boolean mayBeCluster() {
+        return !Boolean.FALSE.equals(cluster);
+    }
+
     /** Masters known to serve slots (0 off a Cluster or before the first refresh). */
     int masterCount() {
         return groups.size();
@@ -263,10 +272,12 @@ final class Stripes {
             return;
         }
         if (masters == null) {
+            cluster = false;
             refresher.shutdown(); // no Cluster: the shared stripes are all there is
             return;
         }
         learn(masters);
+        cluster = true;
     }
 
     private synchronized void learn(Map<String, int[]> masters) {
