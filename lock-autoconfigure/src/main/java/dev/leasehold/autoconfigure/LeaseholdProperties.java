@@ -222,7 +222,7 @@ public class LeaseholdProperties {
     /** The engine's settings from these properties, validated (an invalid value fails startup, naming it). */
     LockEngineSettings engineSettings() {
         return new LockEngineSettings(keyPrefix, leaseTime, redisTimeout, subscriptionLinger, engineFairQueue(),
-                new LockEngineSettings.HandOff(handOff.getMaxTurn(), handOff.getTurnCheck()));
+                new LockEngineSettings.HandOff(handOff.getMaxTurn(), handOff.getTurnCheck(), handOff.getLinger()));
     }
 
     /** The fair queue's timing and the token block size, as the lock servers take them. */
@@ -311,6 +311,14 @@ public class LeaseholdProperties {
          */
         private Duration turnCheck = Duration.ofMillis(25);
 
+        /**
+         * How long a thread releasing a lock that other threads of this JVM used in its turn waits, when none waits
+         * yet, for one to come back before the key goes through Redis (on a busy machine the thread that handed
+         * the lock on is often descheduled by its successor's wake-up, and misses the turn by microseconds); 0 turns
+         * it off. Only a blocking release by the lock's own thread waits.
+         */
+        private Duration linger = Duration.ofNanos(100_000);
+
         public int getTokenBlock() {
             return tokenBlock;
         }
@@ -333,6 +341,14 @@ public class LeaseholdProperties {
 
         public void setTurnCheck(Duration turnCheck) {
             this.turnCheck = turnCheck;
+        }
+
+        public Duration getLinger() {
+            return linger;
+        }
+
+        public void setLinger(Duration linger) {
+            this.linger = linger;
         }
     }
 }

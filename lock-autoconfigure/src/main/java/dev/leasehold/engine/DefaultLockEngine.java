@@ -87,7 +87,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         this.scheduler = new ScheduledThreadPoolExecutor(1, schedulerThreads);
         this.scheduler.setRemoveOnCancelPolicy(true);
         this.lines = new KeyLines(new HandOffRules(settings.handOff().maxTurn(), settings.handOff().turnCheck(),
-                settings.redisTimeout()));
+                settings.redisTimeout(), settings.handOff().linger()));
         this.holdings = new Holdings(server, settings, safeObserver, lines, scheduler, timeouts);
         this.acquisitions = new Acquisitions(server, settings, tokens, lines, holdings, safeObserver, shutdown, timeouts);
     }

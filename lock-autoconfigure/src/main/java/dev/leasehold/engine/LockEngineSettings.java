@@ -76,8 +76,11 @@ public record LockEngineSettings(String keyPrefix, Duration leaseTime, Duration 
      * their chance ({@code leasehold.hand-off.max-turn}; 0 turns local hand-off off)
      * @param turnCheck how long a turn hands off without asking Redis whether other instances queue, and once they
      * do, how long after the grant a thread of this JVM may still join the turn ({@code leasehold.hand-off.turn-check})
+     * @param linger how long a thread releasing a lock that other threads of this JVM used in its turn waits, when
+     * none waits yet, for one to come back before the key goes through Redis ({@code leasehold.hand-off.linger};
+     * 0 turns it off)
      */
-    public record HandOff(int maxTurn, Duration turnCheck) {
+    public record HandOff(int maxTurn, Duration turnCheck, Duration linger) {
 
         /**
          * Today's bounds: 64 hand-offs, a check after 25 ms. Another instance waits about a turn per instance ahead
@@ -85,7 +88,13 @@ public record LockEngineSettings(String keyPrefix, Duration leaseTime, Duration 
          * 110-130), 25 ms 85 ms; 10 ms gave 43 ms but tripled the median wait of two JVMs of eight threads (33 ms
          * against 10) and the Redis commands per acquisition.
          */
-        public static final HandOff DEFAULTS = new HandOff(64, Duration.ofMillis(25));
+        public static final HandOff DEFAULTS = new HandOff(64, Duration.ofMillis(25), Duration.ofNanos(100_000));
+
+        /** The default linger (100 µs): long enough for a descheduled thread to get its core back, far below a
+         * turn change through Redis. */
+        public HandOff(int maxTurn, Duration turnCheck) {
+            this(maxTurn, turnCheck, DEFAULTS.linger());
+        }
 
         public HandOff {
             if (maxTurn < 0) {
@@ -94,6 +103,11 @@ public record LockEngineSettings(String keyPrefix, Duration leaseTime, Duration 
             Objects.requireNonNull(turnCheck, "turnCheck");
             if (turnCheck.isNegative() || turnCheck.isZero()) {
                 throw new IllegalArgumentException("leasehold.hand-off.turn-check must be positive, was " + turnCheck);
+            }
+            Objects.requireNonNull(linger, "linger");
+            if (linger.isNegative() || linger.compareTo(turnCheck) > 0) {
+                throw new IllegalArgumentException("leasehold.hand-off.linger must be 0 or more and at most the turn check ("
+                        + turnCheck + "), was " + linger);
             }
         }
     }

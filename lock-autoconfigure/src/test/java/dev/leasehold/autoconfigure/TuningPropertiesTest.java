@@ -49,7 +49,12 @@ class TuningPropertiesTest {
             assertThat(settings.fairQueue().tokenBlock()).isEqualTo(16);
             assertThat(settings.handOff().maxTurn()).isEqualTo(64);
             assertThat(settings.handOff().turnCheck()).isEqualTo(Duration.ofMillis(25));
+            assertThat(settings.handOff().linger()).isEqualTo(Duration.ofNanos(100_000));
         });
+        runner().withPropertyValues("leasehold.hand-off.linger=0").run(context -> assertThat(
+                context.getBean(LockEngineSettings.class).handOff().linger()).isZero());
+        runner().withPropertyValues("leasehold.hand-off.linger=250us").run(context -> assertThat(
+                context.getBean(LockEngineSettings.class).handOff().linger()).isEqualTo(Duration.ofNanos(250_000)));
     }
 
     @ParameterizedTest(name = "client {0}")
@@ -99,6 +104,9 @@ class TuningPropertiesTest {
         runner().withPropertyValues("leasehold.hand-off.max-turn=-1")
             .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
                 .hasMessageContaining("leasehold.hand-off.max-turn"));
+        runner().withPropertyValues("leasehold.hand-off.linger=1s")
+            .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+                .hasMessageContaining("leasehold.hand-off.linger"));
     }
 
     @Test
@@ -107,7 +115,8 @@ class TuningPropertiesTest {
             String json = new String(metadata.readAllBytes(), StandardCharsets.UTF_8);
             assertThat(json).contains("\"leasehold.fair-queue.entry-timeout\"", "\"leasehold.fair-queue.claim-timeout\"",
                     "\"leasehold.fair-queue.refresh-interval\"", "\"leasehold.hand-off.token-block\"",
-                    "\"leasehold.hand-off.max-turn\"", "\"leasehold.hand-off.turn-check\"");
+                    "\"leasehold.hand-off.max-turn\"", "\"leasehold.hand-off.turn-check\"",
+                    "\"leasehold.hand-off.linger\"");
         }
     }
 }

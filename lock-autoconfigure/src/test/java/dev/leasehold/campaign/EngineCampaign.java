@@ -32,6 +32,17 @@ public final class EngineCampaign {
     static final LockEngineSettings SETTINGS = new LockEngineSettings("lock:", Duration.ofMillis(1500),
             Duration.ofMillis(300), Duration.ofMillis(200));
 
+    /** Lingers a release may wait for a thread of its turn: off, the default, and long enough for faults to land in. */
+    private static final List<Duration> LINGERS = List.of(Duration.ZERO, Duration.ofNanos(100_000), Duration.ofMillis(5),
+            Duration.ofMillis(20));
+
+    /** The settings of instance {@code i}: its linger chosen by the seed (so a failing seed replays it). */
+    static LockEngineSettings withLinger(long seed, int i) {
+        Duration linger = LINGERS.get(new java.util.SplittableRandom(seed * 31 + i).nextInt(LINGERS.size()));
+        return SETTINGS.withHandOff(new LockEngineSettings.HandOff(SETTINGS.handOff().maxTurn(),
+                SETTINGS.handOff().turnCheck(), linger));
+    }
+
     /** What one run did and what the checker found. */
     public record Run(String level, String config, long seed, long seconds, History history, HistoryChecker.Findings findings) {
     }
@@ -46,13 +57,15 @@ public final class EngineCampaign {
         try (CampaignServers servers = new CampaignServers(config)) {
             List<CampaignInstance> instances = new ArrayList<>();
             for (int i = 1; i <= 3; i++) {
-                CampaignInstance instance = new CampaignInstance("i" + i, servers, SETTINGS, history);
+                CampaignInstance instance = new CampaignInstance("i" + i, servers, withLinger(seed, i), history);
                 // a running application: connected, scripts loaded, subscribed once (a loaded machine may need tries)
                 if (!await(Duration.ofSeconds(60), () -> warmedUp(instance))) {
                     throw new IllegalStateException(instance.name + " could not lock once in a minute: Redis unreachable");
                 }
                 instances.add(instance);
             }
+            System.out.println("campaign " + config + " seed " + seed + ": hand-off lingers of i1..i3 "
+                    + java.util.stream.IntStream.rangeClosed(1, 3).mapToObj(i -> withLinger(seed, i).handOff().linger()).toList());
             history.start();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             List<Thread> threads = new ArrayList<>();

@@ -36,4 +36,16 @@ abstract class RealRedisEngineTest {
     boolean lockKeyExists(String key) {
         return "1".equals(redis.server().command("EXISTS", "lock:{" + key + "}"));
     }
+
+    /** Script calls Redis has run so far (acquires, releases, renewals, token reservations). */
+    long scriptCalls() {
+        long calls = 0;
+        for (String line : redis.server().command("INFO", "commandstats").split("\\R")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                String value = line.substring(line.indexOf("calls=") + 6);
+                calls += Long.parseLong(value.substring(0, value.indexOf(',')));
+            }
+        }
+        return calls;
+    }
 }

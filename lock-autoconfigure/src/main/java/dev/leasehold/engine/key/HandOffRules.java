@@ -10,8 +10,10 @@ import java.time.Duration;
  * critical sections, a waiting instance then waits about one section more, not a whole block of them
  * @param redisTimeout a lock is handed off only while its lease estimate has more than this left, so the successor's
  * watchdog can renew it in time
+ * @param linger how long a release with nobody waiting waits for a thread of the turn to come back before the key
+ * goes through Redis (0: not at all)
  */
-public record HandOffRules(int maxHandOffs, Duration turnCheck, Duration redisTimeout) {
+public record HandOffRules(int maxHandOffs, Duration turnCheck, Duration redisTimeout, Duration linger) {
 
     /**
      * Whether {@code lock}, released while it was still held, may go to a local waiter after {@code handOffs} in
@@ -21,6 +23,10 @@ public record HandOffRules(int maxHandOffs, Duration turnCheck, Duration redisTi
     boolean allow(HeldLock lock, HeldLock.State before, int handOffs) {
         return lock.handOffable && before == HeldLock.State.HELD && handOffs < maxHandOffs
                 && lock.holdLeftMillis() == 0 && lock.leaseLeftMillis() > redisTimeout.toMillis();
+    }
+
+    long lingerNanos() {
+        return linger.toNanos();
     }
 
     long turnCheckNanos() {

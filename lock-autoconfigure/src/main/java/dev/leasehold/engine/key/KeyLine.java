@@ -3,6 +3,7 @@ package dev.leasehold.engine.key;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.LockServer.FenceBlock;
@@ -21,6 +22,8 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
  *   ACQUIRING     granted, exclusive                  HELD
  *   ACQUIRING     granted, reader; leaveTurn          ACQUIRING for the next waiter, or FREE
  *   HELD          release, handed off                 TAKING_OVER
+ *   HELD          release, nobody waiting yet           HELD (the releasing thread lingers, then hands off or
+ *                                                     releases in Redis)
  *   HELD          release in Redis; lost              ACQUIRING for the next waiter, or FREE
  *   TAKING_OVER   takenOver                           HELD
  *   TAKING_OVER   takeOverFailed; lost                ACQUIRING (the successor's waiter keeps the turn)
@@ -50,9 +53,10 @@ public final class KeyLine {
         FREE, ACQUIRING, HELD, TAKING_OVER, CLOSED
     }
 
-    private final String key;
+    /** Marks a release that waits a moment for the next local waiter. */
+    private static final Waiter LINGER = new Waiter(null, null);
 
-    private final HandOffRules rules;
+    private final String key;
 
     // all guarded by this object's monitor
     // made for the first waiter: a held lock keeps its line, and most have nobody waiting (56 bytes per lock)
@@ -63,31 +67,21 @@ public final class KeyLine {
     /** In HELD and TAKING_OVER: the lock that has the turn. */
     private HeldLock holder;
 
-    // the hand-off chain of the exclusive watchdog lock that has the key in Redis (one owner token)
-    private long nextFence;
-
-    private long lastFence;
-
-    private int handOffs;
-
-    /** Another instance queues for the key: the holder releases to it instead of handing off. */
-    private boolean othersQueued;
-
-    /** When Redis last said whether other instances queue (the grant, a token reservation). */
-    private long checkedAtNanos;
-
-    /** When Redis granted the key to this JVM (the turn began). */
-    private long grantedAtNanos;
+    /** The hand-off chain of the exclusive watchdog lock that has the key in Redis. */
+    private final HandOffTurn turn;
 
     /** Holders that handed the lock on since Redis last confirmed the lease (a loss found later is theirs too). */
     private List<HeldLock> unconfirmed; // made at the first hand-off: most held locks are never handed off
+
+    /** The thread whose release waits for a thread of its turn to come back (see {@link #mayLinger}), or null. */
+    private Thread lingering;
 
     /** Acquisitions and locks using this line; changed only inside {@link KeyLines}' map. */
     int users;
 
     KeyLine(String key, HandOffRules rules) {
         this.key = key;
-        this.rules = rules;
+        this.turn = new HandOffTurn(rules);
     }
 
     public String key() {
@@ -123,6 +117,9 @@ public final class KeyLine {
                 waiting = new ArrayDeque<>(2);
             }
             waiting.add(waiter);
+            if (lingering != null) {
+                LockSupport.unpark(lingering);
+            }
             return waiter;
         }
     }
@@ -170,12 +167,7 @@ public final class KeyLine {
                 if (phase != Phase.CLOSED) {
                     phase = Phase.HELD;
                 }
-                nextFence = lock.fencingToken() + 1;
-                lastFence = reservedThrough;
-                handOffs = 0;
-                othersQueued = false;
-                checkedAtNanos = System.nanoTime();
-                grantedAtNanos = checkedAtNanos;
+                turn.begin(lock.fencingToken(), reservedThrough);
                 clearUnconfirmed();
             }
         }
@@ -185,35 +177,57 @@ public final class KeyLine {
     /**
      * The last hold of {@code lock} was given back (its state was {@code before}): it is handed to the next local
      * waiter when the rules allow, or released in Redis (the turn passes on at once: the next waiter's acquire
-     * follows the release on the same connection, and Redis runs them in that order).
+     * follows the release on the same connection, and Redis runs them in that order). With nobody waiting yet in a
+     * turn other threads of this JVM took part in, the lock's own thread first waits up to the linger for one of
+     * them to come back (see {@link HandOffRules#linger()}).
      */
     public ReleaseOutcome release(HeldLock lock, HeldLock.State before) {
-        Waiter next;
-        HeldLock successor = null;
-        List<HeldLock> unconfirmedHolders;
-        synchronized (this) {
-            if (holder != lock) {
-                return ReleaseOutcome.NOT_THE_HOLDER; // a reader, or a lock whose loss passed the turn on already
+        long lingerUntil = 0;
+        while (true) {
+            Waiter next;
+            HeldLock successor = null;
+            List<HeldLock> unconfirmedHolders;
+            synchronized (this) {
+                if (lingering == Thread.currentThread()) {
+                    lingering = null;
+                }
+                if (holder != lock) {
+                    return ReleaseOutcome.NOT_THE_HOLDER; // a reader, or a lock whose loss passed the turn on already
+                }
+                boolean mayHandOff = (phase == Phase.HELD || phase == Phase.TAKING_OVER)
+                        && turn.allows(lock, before);
+                next = mayHandOff ? claimTakeOverWaiter() : null;
+                if (next == null && mayHandOff && mayLinger(lock)) {
+                    long now = System.nanoTime();
+                    lingerUntil = lingerUntil != 0 ? lingerUntil : now + turn.lingerNanos();
+                    if (now - lingerUntil < 0) {
+                        lingering = Thread.currentThread(); // enter() and close() wake it
+                        next = LINGER;
+                    }
+                }
+                unconfirmedHolders = next == LINGER ? null : unconfirmedCopy();
+                if (next != null && next != LINGER) {
+                    successor = turn.successorOf(lock, next, this);
+                    (unconfirmed != null ? unconfirmed : (unconfirmed = new ArrayList<>(4))).add(lock);
+                    holder = successor;
+                    phase = Phase.TAKING_OVER;
+                }
+                else if (next == null) {
+                    next = passTurn();
+                }
             }
-            unconfirmedHolders = unconfirmedCopy();
-            next = (phase == Phase.HELD || phase == Phase.TAKING_OVER) && rules.allow(lock, before, handOffs)
-                    ? claimTakeOverWaiter() : null;
-            if (next != null) {
-                successor = successorOf(lock, next);
-                (unconfirmed != null ? unconfirmed : (unconfirmed = new ArrayList<>(4))).add(lock);
-                holder = successor;
-                phase = Phase.TAKING_OVER;
+            if (next == LINGER) {
+                LockSupport.parkNanos(this, lingerUntil - System.nanoTime());
+                continue;
             }
-            else {
-                next = passTurn();
+            if (successor != null) {
+                next.turn().complete(new Turn(successor));
+                return new ReleaseOutcome(successor, List.of());
             }
+            start(next);
+            return unconfirmedHolders.isEmpty() ? ReleaseOutcome.IN_REDIS
+                    : new ReleaseOutcome(null, unconfirmedHolders);
         }
-        if (successor != null) {
-            next.turn().complete(new Turn(successor));
-            return new ReleaseOutcome(successor, List.of());
-        }
-        start(next);
-        return unconfirmedHolders.isEmpty() ? ReleaseOutcome.IN_REDIS : new ReleaseOutcome(null, unconfirmedHolders);
     }
 
     /**
@@ -236,10 +250,7 @@ public final class KeyLine {
             if (holder != successor) {
                 return;
             }
-            checkedAtNanos = System.nanoTime();
-            nextFence = block.first() + 1;
-            lastFence = block.last();
-            othersQueued |= block.othersQueued();
+            turn.reserved(block);
             successor.confirmedAt(sentAtNanos);
             successor.fencingToken(block.first());
             clearUnconfirmed();
@@ -314,6 +325,9 @@ public final class KeyLine {
         List<Waiter> all;
         synchronized (this) {
             phase = Phase.CLOSED;
+            if (lingering != null) {
+                LockSupport.unpark(lingering); // it releases in Redis now
+            }
             all = waiting == null ? List.of() : new ArrayList<>(waiting);
             waiting = null;
         }
@@ -325,19 +339,21 @@ public final class KeyLine {
     }
 
     /**
-     * The head of the queue if it can take a handed lock (so the order stays first come first served), claimed.
-     * Once another instance queues for the key, the turn is gated: the lock goes only to waiters that came before
-     * the grant or within the turn check of it, then back through Redis. So a JVM with more waiters gets a longer
-     * turn, and no instance keeps the longer queue: instances with equal shares of the requests wait alike (turns
-     * that ended after a fixed number of hand-offs were fair in count but not in time).
+     * Whether the releasing thread may wait a moment for a waiter (see {@link HandOffTurn#mayLinger()}): nobody
+     * waits, and the release is the lock's own blocking thread's (never an I/O thread's).
      */
+    private boolean mayLinger(HeldLock lock) {
+        return (waiting == null || waiting.isEmpty()) && lock.owner == Thread.currentThread()
+                && !Thread.currentThread().isInterrupted() && turn.mayLinger();
+    }
+
+    /** The head of the queue if it can take a handed lock and the turn admits it, claimed (first come first served). */
     private Waiter claimTakeOverWaiter() {
-        long gateClosesAt = grantedAtNanos + rules.turnCheckNanos();
         if (waiting == null) {
             return null;
         }
         for (Waiter next = waiting.peek(); next != null && next.takeOverMode() != null
-                && (!othersQueued || next.enteredAtNanos() - gateClosesAt < 0); next = waiting.peek()) {
+                && turn.admits(next.enteredAtNanos()); next = waiting.peek()) {
             waiting.poll();
             if (next.claim()) {
                 return next;
@@ -345,17 +361,6 @@ public final class KeyLine {
             // that waiter gave up at this moment: the next one, if any
         }
         return null;
-    }
-
-    private HeldLock successorOf(HeldLock lock, Waiter next) {
-        // 0: the successor reserves more tokens first, which also tells whether other instances queue: when the
-        // block is used up, or when that was last asked more than the turn check ago (long sections)
-        boolean checkDue = System.nanoTime() - checkedAtNanos > rules.turnCheckNanos();
-        long fence = nextFence <= lastFence && !checkDue ? nextFence++ : 0;
-        handOffs++;
-        long sentAt = lock.leaseEndsAtNanos() - lock.validMillis * 1_000_000L; // inherits the lease estimate
-        return new HeldLock(lock.keys, next.takeOverMode(), lock.token, fence, next.thread(), true, lock.leaseMillis,
-                lock.validMillis, sentAt, true).on(this);
     }
 
     /** The turn goes to the next waiter (ACQUIRING), or nobody has it (FREE); its completion is the caller's. */
