@@ -22,7 +22,7 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
  *   ACQUIRING     granted, exclusive                  HELD
  *   ACQUIRING     granted, reader; leaveTurn          ACQUIRING for the next waiter, or FREE
  *   HELD          release, handed off                 TAKING_OVER
- *   HELD          release, nobody waiting yet           HELD (the releasing thread lingers, then hands off or
+ *   HELD          release, nobody waiting yet         HELD (the releasing thread lingers, then hands off or
  *                                                     releases in Redis)
  *   HELD          release in Redis; lost              ACQUIRING for the next waiter, or FREE
  *   TAKING_OVER   takenOver                           HELD
