@@ -1,6 +1,7 @@
 package dev.leasehold.autoconfigure;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -317,7 +318,7 @@ public class LeaseholdProperties {
          * the lock on is often descheduled by its successor's wake-up, and misses the turn by microseconds); 0 turns
          * it off. Only a blocking release by the lock's own thread waits.
          */
-        private Duration linger = Duration.ofNanos(100_000);
+        private Duration linger = Duration.of(100, ChronoUnit.MICROS);
 
         public int getTokenBlock() {
             return tokenBlock;

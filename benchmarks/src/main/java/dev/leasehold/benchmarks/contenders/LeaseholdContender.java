@@ -40,8 +40,8 @@ public final class LeaseholdContender implements Contender {
 
     public LeaseholdContender(Redis redis, boolean jedis) {
         // the starter's defaults (leasehold.* properties)
-        LockEngineSettings settings = new LockEngineSettings("lock:", Duration.ofSeconds(30), Duration.ofSeconds(2),
-                Duration.ofSeconds(2));
+        LockEngineSettings settings = withLinger(new LockEngineSettings("lock:", Duration.ofSeconds(30),
+                Duration.ofSeconds(2), Duration.ofSeconds(2)));
         this.jedis = jedis;
         if (jedis) {
             this.connectionFactory = redis.newJedisConnectionFactory();
@@ -54,6 +54,17 @@ public final class LeaseholdContender implements Contender {
         }
         this.engine = new DefaultLockEngine(server, settings, new LockObserver() {
         });
+    }
+
+    /** The hand-off linger from {@code -Dbench.lingerMicros=N} (a sweep of leasehold.hand-off.linger), else the default. */
+    private static LockEngineSettings withLinger(LockEngineSettings settings) {
+        String micros = System.getProperty("bench.lingerMicros");
+        if (micros == null) {
+            return settings;
+        }
+        LockEngineSettings.HandOff handOff = settings.handOff();
+        return settings.withHandOff(new LockEngineSettings.HandOff(handOff.maxTurn(), handOff.turnCheck(),
+                Duration.ofNanos(Long.parseLong(micros) * 1000)));
     }
 
     @Override
