@@ -292,6 +292,9 @@ public final class KeyLine {
             tell = unconfirmedCopy();
             clearUnconfirmed();
             holder = null;
+            if (lingering != null) {
+                LockSupport.unpark(lingering); // its release is no longer the holder's: it ends now
+            }
             if (phase == Phase.TAKING_OVER) {
                 phase = Phase.ACQUIRING;
             }
