@@ -120,7 +120,7 @@ public final class DefaultLockHandle implements LockHandle {
         /** Closes and waits for the release (bounded by the Redis timeout). */
         public void close() {
             try {
-                runAsync().get();
+                run(true).get();
             }
             catch (InterruptedException ex) {
                 // the release goes on without us
@@ -131,11 +131,15 @@ public final class DefaultLockHandle implements LockHandle {
             }
         }
 
-        /** Closes without waiting; completes once the release is done. */
+        /** Closes without waiting (nor lingering for a thread of the turn); completes once the release is done. */
         public CompletableFuture<Void> runAsync() {
+            return run(false);
+        }
+
+        private CompletableFuture<Void> run(boolean blocking) {
             if (DONE.compareAndSet(this, false, true)) {
                 detach();
-                return actions.exit(lock);
+                return actions.exit(lock, blocking);
             }
             return CompletableFuture.completedFuture(null);
         }

@@ -34,13 +34,15 @@ final class HandOffs {
 
     /**
      * Takes over a lock handed to a waiter; never blocks, never completes exceptionally. Completes with the lock
-     * when it is ready, or null when the waiter must ask Redis itself (it keeps its turn).
+     * when it is ready, or null when the waiter must ask Redis itself (it keeps its turn). A lock that is not taken
+     * over is given back in Redis (nobody of this JVM has its owner token any more), and the holders since Redis
+     * last confirmed the lease are told if it turns out lost, whenever the answer comes: the waiter may stop first.
      * @param bounded waits for a reply at most the Redis timeout (or until the waiter stops)
      */
     CompletableFuture<HeldLock> takeOver(KeyLine line, HeldLock successor,
             Function<CompletableFuture<?>, CompletableFuture<Void>> bounded) {
         if (successor.fencingToken() != 0) {
-            return CompletableFuture.completedFuture(line.takenOver(successor) ? successor : null);
+            return CompletableFuture.completedFuture(taken(line, successor));
         }
         long sentAt = System.nanoTime();
         CompletableFuture<LockServer.FenceBlock> reply;
@@ -56,18 +58,25 @@ final class HandOffs {
                 LockServer.FenceBlock block = reserved.join();
                 if (block == null) {
                     // the token no longer holds the key: the lease was lost under the holders before this one
-                    endings.reportChain(line.takeOverFailed(successor, true),
-                            "Redis no longer held the key when the next fencing tokens were reserved");
+                    endings.reportChain(line.takeOverFailed(successor), LockEndings.KEY_GONE_AT_RESERVATION);
                     return null;
                 }
                 line.reserved(successor, block, sentAt);
-                return line.takenOver(successor) ? successor : null;
+                return taken(line, successor);
             }
-            // no answer (or the waiter gave up): whether the key is still ours is unknown; give it back once the
-            // reply is in (the reservation may still run): compare-and-delete
-            reserved.whenComplete((block, error) -> server.release(successor.keys, successor.mode, successor.token));
-            line.takeOverFailed(successor, false);
+            // no answer yet (the waiter stops, or the Redis timeout passed): the answer still decides whether the
+            // holders before held the key; then the key is given back (compare-and-delete)
+            endings.giveBackAfter(reserved, successor, line.takeOverFailed(successor));
             return null;
         });
+    }
+
+    /** The successor, HELD; or null, given back, when it was lost on the way or the engine closes meanwhile. */
+    private HeldLock taken(KeyLine line, HeldLock successor) {
+        if (line.takenOver(successor)) {
+            return successor;
+        }
+        endings.giveBack(successor, line.takeOverFailed(successor));
+        return null;
     }
 }

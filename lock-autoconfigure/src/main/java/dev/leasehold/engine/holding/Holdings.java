@@ -103,7 +103,7 @@ public final class Holdings implements HandleActions {
 
     /** A lock granted to an acquisition cancelled at that moment: released as if its handle were closed. */
     public void releaseUnclaimed(HeldLock lock) {
-        endings.release(lock, lock.getAndSetState(HeldLock.State.RELEASED));
+        endings.release(lock, lock.getAndSetState(HeldLock.State.RELEASED), false);
     }
 
     /**
@@ -130,7 +130,7 @@ public final class Holdings implements HandleActions {
     }
 
     @Override
-    public CompletableFuture<Void> exit(HeldLock lock) {
+    public CompletableFuture<Void> exit(HeldLock lock, boolean blocking) {
         // counted before the hold is given back: a close() that finds this lock already given back (and so does
         // not release it itself) waits for this release to reach Redis before the connection goes
         endings.releaseStarting();
@@ -140,7 +140,7 @@ public final class Holdings implements HandleActions {
                 return RELEASED;
             }
             active.remove(lock);
-            return endings.release(lock, before);
+            return endings.release(lock, before, blocking);
         }
         finally {
             endings.releaseStarted();
@@ -212,7 +212,7 @@ public final class Holdings implements HandleActions {
             if (before != null) {
                 logger.info("Releasing " + lock + " at shutdown");
                 active.remove(lock);
-                releases.add(endings.release(lock, before));
+                releases.add(endings.release(lock, before, false));
             }
         }
         try {

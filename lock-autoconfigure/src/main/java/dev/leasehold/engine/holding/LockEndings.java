@@ -67,14 +67,15 @@ final class LockEndings {
 
     /**
      * Ends a lock whose last hold was given back ({@code before}: its state then). Completes once Redis answered,
-     * or the Redis timeout passed; it never blocks, so it may be called from an I/O thread.
+     * or the Redis timeout passed; it never blocks, so it may be called from an I/O thread, unless
+     * {@code blocking}: its caller waits for the release anyway, so it may linger for a thread of its turn.
      */
-    CompletableFuture<Void> release(HeldLock lock, HeldLock.State before) {
+    CompletableFuture<Void> release(HeldLock lock, HeldLock.State before, boolean blocking) {
         watchdog.forget(lock);
         observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
         lock.attempt.released();
         KeyLine line = lines.line(lock.key());
-        dev.leasehold.engine.key.ReleaseOutcome outcome = line != null ? line.release(lock, before)
+        dev.leasehold.engine.key.ReleaseOutcome outcome = line != null ? line.release(lock, before, blocking)
                 : dev.leasehold.engine.key.ReleaseOutcome.IN_REDIS;
         if (outcome.handedOff()) {
             lines.leave(line); // the next local holder has the key now, and Redis was not told
@@ -115,15 +116,77 @@ final class LockEndings {
         });
     }
 
-    /** The lease of a held lock was found lost: another client may take the key now, so may this JVM's next waiter. */
+    /**
+     * The lease of a held lock was found lost: another client may take the key now, so may this JVM's next waiter.
+     * A lock released a moment ago whose release has not passed the key on yet (it lingers for a thread of its
+     * turn) loses it too: nothing of it is handed on, and its release, refused by Redis, tells it.
+     */
     void lose(HeldLock lock, String reason) {
-        if (lock.compareAndSetState(HeldLock.State.HELD, HeldLock.State.LOST)) {
-            KeyLine line = lines.line(lock.key());
-            if (line != null) {
-                reportChain(line.lost(lock), reason);
-            }
+        boolean held = lock.compareAndSetState(HeldLock.State.HELD, HeldLock.State.LOST);
+        if (!held && lock.state() != HeldLock.State.RELEASED) {
+            return; // lost already
+        }
+        KeyLine line = lines.line(lock.key());
+        if (line != null) {
+            reportChain(line.lost(lock), reason);
+        }
+        if (held) {
             reportLost(lock, reason);
         }
+    }
+
+    /**
+     * A lock handed to a waiter that will not take it (lost on the way, its waiter stopped, the engine closes)
+     * holds the key in Redis under its owner token while nobody of this JVM has it: given back at once
+     * (compare-and-delete), counted as a release in flight so that close() waits for it. When Redis no longer had
+     * it, the holders since it last confirmed the lease ({@code unconfirmed}) are told.
+     */
+    void giveBack(HeldLock successor, Collection<HeldLock> unconfirmed) {
+        releasing.incrementAndGet();
+        sendGiveBack(successor, unconfirmed);
+    }
+
+    /**
+     * {@link #giveBack} once a token reservation sent for the successor is answered (or the Redis timeout passed):
+     * a take-over that ended before (its waiter stopped) must still learn from that answer whether the holders
+     * before it held the key.
+     */
+    void giveBackAfter(CompletableFuture<LockServer.FenceBlock> reservation, HeldLock successor,
+            Collection<HeldLock> unconfirmed) {
+        releasing.incrementAndGet();
+        timeouts.orTimeout(reservation, settings.redisTimeout().toNanos()).whenComplete((block, error) -> {
+            if (error == null && block == null) {
+                // the token no longer held the key: nothing to give back, and the holders before held it unconfirmed
+                reportChain(unconfirmed, KEY_GONE_AT_RESERVATION);
+                releasing.decrementAndGet();
+            }
+            else {
+                // confirmed (nothing to tell), or unknown (the give-back's answer tells)
+                sendGiveBack(successor, error == null ? java.util.List.of() : unconfirmed);
+            }
+        });
+    }
+
+    static final String KEY_GONE_AT_RESERVATION = "Redis no longer held the key when the next fencing tokens were reserved";
+
+    private void sendGiveBack(HeldLock successor, Collection<HeldLock> unconfirmed) {
+        CompletableFuture<Boolean> reply;
+        try {
+            reply = server.release(successor.keys, successor.mode, successor.token);
+        }
+        catch (RuntimeException ex) {
+            reply = CompletableFuture.failedFuture(ex);
+        }
+        timeouts.orTimeout(reply, settings.redisTimeout().toNanos()).whenComplete((released, error) -> {
+            try {
+                if (error == null && !released) {
+                    reportChain(unconfirmed, "it was no longer held in Redis when the lock handed on was given back");
+                }
+            }
+            finally {
+                releasing.decrementAndGet();
+            }
+        });
     }
 
     /**

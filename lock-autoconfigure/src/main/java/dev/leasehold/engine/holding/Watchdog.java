@@ -322,6 +322,13 @@ final class Watchdog {
         KeyLine known = sent.line();
         KeyLine line = known != null ? known : lines.line(sent.key());
         HeldLock lock = line != null ? line.currentHolder(sent) : sent;
+        if (Boolean.FALSE.equals(renewed)) {
+            // the key is not this owner token's in Redis: lost under whoever of this JVM has it, even a holder whose
+            // release has not passed the key on yet (it may linger for a thread of its turn)
+            lock.watched(false);
+            onLost.accept(lock, "Redis refused the renewal: the key expired or is owned by someone else");
+            return true;
+        }
         if (lock.state() != HeldLock.State.HELD || (lock == sent && !lock.watched())) {
             return true;
         }
@@ -332,11 +339,6 @@ final class Watchdog {
             else {
                 lock.confirmedAt(sentAt);
             }
-            return true;
-        }
-        if (Boolean.FALSE.equals(renewed)) {
-            lock.watched(false);
-            onLost.accept(lock, "Redis refused the renewal: the key expired or is owned by someone else");
             return true;
         }
         if (System.nanoTime() - lock.leaseEndsAtNanos() >= 0) {

@@ -179,9 +179,11 @@ public final class KeyLine {
      * waiter when the rules allow, or released in Redis (the turn passes on at once: the next waiter's acquire
      * follows the release on the same connection, and Redis runs them in that order). With nobody waiting yet in a
      * turn other threads of this JVM took part in, the lock's own thread first waits up to the linger for one of
-     * them to come back (see {@link HandOffRules#linger()}).
+     * them to come back (see {@link HandOffRules#linger()}), when its caller waits for the release anyway.
+     * @param blocking the caller waits for the release ({@code close()}, not {@code closeAsync()}): only such a
+     * release may linger, never one whose caller was promised it is not blocked
      */
-    public ReleaseOutcome release(HeldLock lock, HeldLock.State before) {
+    public ReleaseOutcome release(HeldLock lock, HeldLock.State before, boolean blocking) {
         long lingerUntil = 0;
         while (true) {
             Waiter next;
@@ -197,7 +199,7 @@ public final class KeyLine {
                 boolean mayHandOff = (phase == Phase.HELD || phase == Phase.TAKING_OVER)
                         && turn.allows(lock, before);
                 next = mayHandOff ? claimTakeOverWaiter() : null;
-                if (next == null && mayHandOff && mayLinger(lock)) {
+                if (next == null && mayHandOff && blocking && mayLinger(lock)) {
                     long now = System.nanoTime();
                     lingerUntil = lingerUntil != 0 ? lingerUntil : now + turn.lingerNanos();
                     if (now - lingerUntil < 0) {
@@ -258,15 +260,18 @@ public final class KeyLine {
     }
 
     /**
-     * TAKING_OVER: the successor could not take the lock over (Redis no longer held the key, or gave no answer):
-     * it never existed for anyone, and its waiter keeps the turn and asks Redis (ACQUIRING). Returns the holders
-     * to tell that the lease was lost, when {@code keyLost}.
+     * TAKING_OVER: the successor could not take the lock over (Redis no longer held the key, gave no answer yet, or
+     * its waiter stopped): it never existed for anyone, and its waiter keeps the turn and asks Redis (ACQUIRING).
+     * Returns the holders that handed the lock on since Redis last confirmed the lease: whether they held it is
+     * known only from Redis's answer (the caller tells them if it was lost); empty when the successor no longer
+     * had the turn (a loss found meanwhile told them already).
      */
-    public List<HeldLock> takeOverFailed(HeldLock successor, boolean keyLost) {
+    public List<HeldLock> takeOverFailed(HeldLock successor) {
         synchronized (this) {
             successor.compareAndSetState(HeldLock.State.HELD, HeldLock.State.RELEASED);
-            List<HeldLock> tell = keyLost ? unconfirmedCopy() : List.of();
+            List<HeldLock> tell = List.of();
             if (holder == successor) {
+                tell = unconfirmedCopy();
                 holder = null;
                 clearUnconfirmed();
                 if (phase == Phase.TAKING_OVER) {
@@ -278,8 +283,9 @@ public final class KeyLine {
     }
 
     /**
-     * The lease of {@code lock} (already marked LOST) was found lost: another owner may take the key now, so the
-     * turn passes on at once, not at the late close(). Returns the holders that handed the lock on since Redis last
+     * The lease of {@code lock} (marked LOST; or RELEASED while its release is still on its way here, or lingers)
+     * was found lost: another owner may take the key now, so the turn passes on at once, not at the late close(),
+     * and a release lingering on it hands nothing on. Returns the holders that handed the lock on since Redis last
      * confirmed the lease, who held it unconfirmed too. A lock still being taken over keeps its waiter's turn.
      */
     public List<HeldLock> lost(HeldLock lock) {
