@@ -182,6 +182,33 @@ class FairQueueTest extends EveryServerEngineTest {
         assertThat(waitedMillis).isLessThan(FairQueue.DEFAULTS.refreshMillis());
     }
 
+    /**
+     * A release that keeps the key for the rest of its {@code holdAtLeast} woke nobody: the queue's head, whose last
+     * try had seen the whole lease, slept on to its next refresh (up to a second) while the key stood free after the
+     * hold (the campaign's late claims, issue 31). Now the head is told to look again, and is granted the key as the
+     * hold ends.
+     */
+    @Test
+    void theQueueHeadIsGrantedTheKeyWhenAHoldAtLeastEndsNotAtItsNextRefresh() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        DefaultLockEngine waiter = fixture.engine();
+        Duration hold = Duration.ofMillis(300);
+        LockHandle held = holder.tryLock("held-on", Duration.ZERO, null, hold).orElseThrow();
+        java.util.concurrent.CompletableFuture<Long> grantedAt = waiter.tryLockAsync("held-on", Duration.ofSeconds(10), null)
+            .toCompletableFuture().thenApply(handle -> {
+                long at = System.nanoTime();
+                handle.orElseThrow().close();
+                return at;
+            });
+        Await.until(Duration.ofSeconds(10), "the waiter queued and sleeps", () -> queueLength("held-on") == 1
+                && waiter.waitingCount() == 1);
+        held.close(); // right away: the key stays taken for the rest of the 300 ms
+        long holdEnds = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(
+                redis.server().command("PTTL", LockKeys.of("lock:", "held-on").lock()).trim()));
+        long lateMillis = (grantedAt.get(10, TimeUnit.SECONDS) - holdEnds) / 1_000_000;
+        assertThat(lateMillis).as("ms after the hold ended").isLessThan(150);
+    }
+
     private int queueLength(String key) {
         return Integer.parseInt(redis.server().command("ZCARD", LockKeys.of("lock:", key).queue()).trim());
     }

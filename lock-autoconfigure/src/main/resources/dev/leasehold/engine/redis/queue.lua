@@ -35,8 +35,9 @@ local function waiterChannel(channelBase, member)
 end
 
 -- Wakes the head of the queue once the key is free: an exclusive head gets the key for claimMs; shared
--- heads are told to come. Returns 2 when Redis refused a publish (ACL), else 1.
-local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, publishCommand, claimMs)
+-- heads are told to come. With lookOnly (the key is still taken a while: holdAtLeast) nothing is granted and
+-- the heads are only told to look again. Returns 2 when Redis refused a publish (ACL), else 1.
+local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, publishCommand, claimMs, lookOnly)
     pruneQueue(queueKey, expiryKey, nowMs)
     local heads = redis.call('ZRANGE', queueKey, 0, 63)
     local result = 1
@@ -45,7 +46,7 @@ local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, p
         if exclusiveHead and i > 1 then
             break
         end
-        if exclusiveHead then
+        if exclusiveHead and not lookOnly then
             redis.call('SET', lockKey, 'queue-grant:' .. member, 'PX', claimMs)
         end
         local published = redis.pcall(publishCommand, waiterChannel(channelBase, member), exclusiveHead and 'g' or 'r')

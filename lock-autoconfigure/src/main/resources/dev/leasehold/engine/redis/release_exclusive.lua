@@ -22,11 +22,11 @@ if ARGV[5] == 'queued' and last > 0 then
     keepFenceAfterRelease(KEYS[4], last, nowMicros, keepMs)
 end
 if keepMs > 0 then
-    -- holdAtLeast: the holder is done, but the key stays taken for the time left (no wake-up yet)
+    -- holdAtLeast: the holder is done, but the key stays taken for the time left
     redis.call('PEXPIRE', KEYS[1], keepMs)
-    return 1
+else
+    redis.call('DEL', KEYS[1])
 end
-redis.call('DEL', KEYS[1])
 if ARGV[5] == 'queued' and redis.call('EXISTS', KEYS[2]) == 0 then
     return 1 -- nobody waits: nothing to publish
 end
@@ -34,8 +34,10 @@ end
 -- @queue.lua
 
 if ARGV[5] == 'queued' then
+    -- with a hold left, the head is only told to look again: its last try saw the whole lease, so it would sleep
+    -- past the hold's end (up to its refresh); the next try sees the hold's end and sleeps exactly until then
     return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor((nowMicros or serverMicros()) / 1000), ARGV[2],
-        publishCommandFor(ARGV[3]), tonumber(ARGV[6]))
+        publishCommandFor(ARGV[3]), tonumber(ARGV[6]), keepMs > 0)
 end
 -- pcall: a refused PUBLISH must not turn a done release into an error
 local published = redis.pcall(publishCommandFor(ARGV[3]), ARGV[2], '1')
