@@ -101,6 +101,10 @@ class TuningPropertiesTest {
         runner().withPropertyValues("leasehold.hand-off.token-block=0")
             .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
                 .hasMessageContaining("leasehold.hand-off.token-block"));
+        // a wider block would let tokens run more than a millisecond ahead of the Redis clock
+        runner().withPropertyValues("leasehold.hand-off.token-block=1001")
+            .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+                .hasMessageContaining("leasehold.hand-off.token-block").hasMessageContaining("1000"));
         runner().withPropertyValues("leasehold.hand-off.max-turn=-1")
             .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
                 .hasMessageContaining("leasehold.hand-off.max-turn"));

@@ -1,10 +1,15 @@
 package dev.leasehold.engine;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.LockServer;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -87,5 +92,85 @@ class HoldAtLeastTest extends RealRedisEngineTest {
         Optional<LockHandle> none = engine.tryLock("k", Duration.ZERO, null, Duration.ZERO);
         none.orElseThrow().close();
         assertThat(redis.server().command("EXISTS", "lock:{k}")).isEqualTo("0");
+    }
+
+    /**
+     * A renewal the watchdog chose before a holdAtLeast release but that reached Redis after it (on Jedis a stripe
+     * queue can order it so by itself) used to find the holder's token still in the key and put the whole lease
+     * back: the key stayed taken for the lease, not for the rest of the hold. The release now leaves the key in a
+     * value no token owns, and the renewal's refusal is no loss (the owner released it).
+     */
+    @Test
+    void aRenewalThatArrivesAfterAHoldAtLeastReleaseDoesNotPutTheLeaseBack() throws Exception {
+        Duration lease = Duration.ofSeconds(9); // renewed every 3 s
+        Duration hold = Duration.ofMillis(4500);
+        LockEngineSettings settings = new LockEngineSettings("lock:", lease, Duration.ofMillis(500), Duration.ofMillis(200));
+        HeldBackRenewals server = new HeldBackRenewals(fixture.server("lock:"));
+        DefaultLockEngine engine = fixture.engine(server, settings);
+        DefaultLockEngine other = fixture.engine();
+        other.isLocked("warm-up");
+        LockHandle handle = engine.tryLock("report", Duration.ZERO, null, hold).orElseThrow();
+        Await.until(Duration.ofSeconds(10), "the watchdog chose the lock for a renewal", () -> !server.heldBack.isEmpty());
+
+        handle.close(); // the hold has about 1.5 s left: the key stays taken that long
+        long keptMillis = Long.parseLong(redis.server().command("PTTL", "lock:{report}").trim());
+        assertThat(keptMillis).isBetween(1L, hold.toMillis());
+        List<CompletableFuture<Boolean>> late = server.sendHeldBack();
+        assertThat(late.get(0).get(5, TimeUnit.SECONDS)).as("the late renewal extended the released lock").isFalse();
+
+        long ttl = Long.parseLong(redis.server().command("PTTL", "lock:{report}").trim());
+        assertThat(ttl).as("the key's TTL after the late renewal").isLessThanOrEqualTo(keptMillis);
+        assertThat(handle.isHeld()).isFalse();
+        // another instance gets the key at the hold's end, not a lease later
+        long waitStarted = System.nanoTime();
+        other.tryLock("report", Duration.ofSeconds(8), Duration.ofSeconds(5)).orElseThrow().close();
+        assertThat((System.nanoTime() - waitStarted) / 1_000_000).isLessThan(ttl + 3_000);
+        // its holder released it: the refusal, settled long since, told nobody of a loss
+        assertThat(fixture.lost).isEmpty();
+    }
+
+    /** Holds back the first round of renewals until the test sends it: it reaches Redis after a release. */
+    private static final class HeldBackRenewals extends ForwardingLockServer {
+
+        final List<LockServer.Renewal> heldBack = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        private final List<CompletableFuture<Boolean>> answers = new ArrayList<>();
+
+        private volatile boolean sent;
+
+        HeldBackRenewals(LockServer real) {
+            super(real);
+        }
+
+        @Override
+        public synchronized List<CompletableFuture<Boolean>> renewAll(List<LockServer.Renewal> renewals) {
+            if (sent || !heldBack.isEmpty()) {
+                return real.renewAll(renewals);
+            }
+            List<CompletableFuture<Boolean>> pending = new ArrayList<>();
+            for (int i = 0; i < renewals.size(); i++) {
+                pending.add(new CompletableFuture<>());
+            }
+            answers.addAll(pending);
+            heldBack.addAll(renewals);
+            return pending;
+        }
+
+        synchronized List<CompletableFuture<Boolean>> sendHeldBack() {
+            sent = true;
+            List<CompletableFuture<Boolean>> replies = real.renewAll(heldBack);
+            for (int i = 0; i < replies.size(); i++) {
+                CompletableFuture<Boolean> answer = answers.get(i);
+                replies.get(i).whenComplete((renewed, error) -> {
+                    if (error != null) {
+                        answer.completeExceptionally(error);
+                    }
+                    else {
+                        answer.complete(renewed);
+                    }
+                });
+            }
+            return replies;
+        }
     }
 }

@@ -73,26 +73,33 @@ class LockServerStepsTest {
     /**
      * The last token a grant hands out is kept in the lock's value while it is held, and in a counter key only
      * when a block reaches past the clock: at the grant when it reaches past the lease (the key could expire
-     * first), at the release when the clock has not passed it yet. Either way the next grant is above it. A
-     * block of 10 million tokens is 10 s of the µs clock: past a 2 s lease, within a 60 s lease.
+     * first), at the release when the clock has not passed it yet. Either way the next grant is above it. The
+     * widest block (1000 tokens) is 1 ms of the µs clock: past a 1 ms lease, within a 30 s lease.
      */
     @Test
     void aTokenBlockThatReachesPastTheClockKeepsTheNextGrantAboveIt() throws Exception {
         TestRedisServer redis = LockServerStepsTest.redis.server();
-        for (long leaseMillis : new long[] { 2_000, 60_000 }) {
+        int block = FairQueue.MAX_TOKEN_BLOCK;
+        for (long leaseMillis : new long[] { 1, 30_000 }) {
             LockKeys keys = LockKeys.of("lock:", "wide-block-" + leaseMillis);
             LockServer wide = ((dev.leasehold.engine.redis.ScriptedLockServer) fixture.server("lock:"))
-                .fairQueue(new FairQueue(Duration.ofSeconds(3), Duration.ofSeconds(3), Duration.ofSeconds(1), 10_000_000));
+                .fairQueue(new FairQueue(Duration.ofSeconds(3), Duration.ofSeconds(3), Duration.ofSeconds(1), block));
             Grant grant = await(wide.acquire(keys, LockMode.EXCLUSIVE, "wide", leaseMillis, 0, "wide"));
             assertThat(grant.granted()).isTrue();
-            long blockEnd = ReservedFences.lastHandedOut(redis, keys);
-            assertThat(blockEnd).isEqualTo(grant.fencingToken() + 10_000_000 - 1);
-            assertThat(redis.command("EXISTS", keys.fence())).isEqualTo(leaseMillis == 2_000 ? "1" : "0");
-            assertThat(await(wide.release(keys, LockMode.EXCLUSIVE, "wide"))).isTrue();
-            // released well within the block's 10 s: the counter key keeps the next grant above it
-            assertThat(Long.parseLong(redis.command("GET", keys.fence()))).isEqualTo(blockEnd);
+            assertThat(grant.reservedThrough()).isEqualTo(grant.fencingToken() + block - 1);
+            if (leaseMillis == 1) {
+                // the key expires before the clock passes its block: the counter key keeps the block's end
+                assertThat(Long.parseLong(redis.command("GET", keys.fence()).trim())).isEqualTo(grant.reservedThrough());
+            }
+            else {
+                assertThat(ReservedFences.lastHandedOut(redis, keys)).isEqualTo(grant.reservedThrough());
+                assertThat(redis.command("EXISTS", keys.fence()).trim()).isEqualTo("0");
+                // released within the block's millisecond or not: the next grant is above it
+                assertThat(await(wide.release(keys, LockMode.EXCLUSIVE, "wide"))).isTrue();
+            }
+            Await.until(Duration.ofSeconds(5), "the key is free", () -> "0".equals(redis.command("EXISTS", keys.lock()).trim()));
             Grant next = await(server.acquire(keys, LockMode.EXCLUSIVE, "next", 30_000, 0, "next"));
-            assertThat(next.fencingToken()).isGreaterThan(blockEnd);
+            assertThat(next.fencingToken()).isGreaterThan(grant.reservedThrough());
             assertThat(await(server.release(keys, LockMode.EXCLUSIVE, "next"))).isTrue();
         }
         // a grant with the default block leaves no counter key behind: nothing to pile up per key

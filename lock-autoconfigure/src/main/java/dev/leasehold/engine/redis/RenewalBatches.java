@@ -23,7 +23,8 @@ import org.springframework.data.redis.connection.ClusterSlotHashUtil;
  * On one server a batch is {@code renew_exclusive_many.lua}. On a Cluster it is {@code renew_exclusive_node.lua},
  * sent to the node of its first lock, which renews the locks it serves and answers -1 for the others; those go
  * again, to the node of the first of them, until every lock was answered where it lives (one round per master
- * the batch touches). Where the client knows which master serves a slot, a batch holds one master's locks, so
+ * the batch touches). A further lock the node found absent is asked about on its own (a migration's ASK may have
+ * sent the call where it has not moved yet), so only its own key's answer reports it lost. Where the client knows which master serves a slot, a batch holds one master's locks, so
  * it takes one round unless a slot moved since. A batch whose call fails is sent again per slot ({@code renew_exclusive_many.lua} with
  * declared keys), so a master that is down fails only its own locks. A shared (read) lease is renewed on its own.
  * With replica acknowledgement, batches stay per slot and one {@code WAIT} follows each, covering it all.
@@ -39,6 +40,12 @@ final class RenewalBatches {
      */
     static final int MAX_ROUNDS = 32;
 
+    /**
+     * A further lock of a node call (not its declared key) that the node found absent: not a loss yet, since a call
+     * that came with ASKING reads the keys of the migrating slot that have not moved yet as absent.
+     */
+    static final long ABSENT_HERE = -2L;
+
     private RenewalBatches() {
     }
 
@@ -48,8 +55,8 @@ final class RenewalBatches {
     }
 
     /**
-     * One call of {@code renew_exclusive_node.lua} on the node that serves {@code firstKey}: a 1, 0 or -1 (not
-     * served here) per lock, in order; {@code args} are the lease, the first lock's token, then lock and token pairs.
+     * One call of {@code renew_exclusive_node.lua} on the node that serves {@code firstKey}: a 1, 0, -1 (not
+     * served here) or -2 (a further lock absent here) per lock, in order; {@code args} are the lease, the first lock's token, then lock and token pairs.
      */
     interface NodeCall {
         CompletableFuture<List<?>> renew(String firstKey, List<String> args);
@@ -168,6 +175,11 @@ final class RenewalBatches {
                 if (answer == -1L) {
                     elsewhere.add(batch.get(j));
                     theirAnswers.add(answers.get(j));
+                }
+                else if (answer == ABSENT_HERE) {
+                    // maybe not moved yet to the node a migration's ASK sent the call to: asked on its own, where
+                    // Redis routes its key; only that answer can tell the lock is gone
+                    forward(List.of(single(server, batch.get(j))), List.of(answers.get(j)));
                 }
                 else {
                     answers.get(j).complete(answer == 1L);

@@ -308,7 +308,8 @@ public abstract class ScriptedLockServer implements LockServer {
     /** Raises the key's fencing counter to at least {@code atLeast}; answers the counter after the call (quorum). */
     public CompletableFuture<Long> raiseFence(LockKeys keys, long atLeast) {
         return eval(LockScript.RAISE_FENCE, Reply.NUMBER, List.of(keys.fence()),
-                List.of(Long.toString(atLeast), Long.toString(fenceRetentionMillis)));
+                List.of(Long.toString(atLeast), Long.toString(fenceRetentionMillis),
+                        Long.toString(System.currentTimeMillis() * 1000)));
     }
 
     private String leaseText(long leaseMillis) {

@@ -21,6 +21,12 @@ public record FairQueue(Duration entryTimeout, Duration claimTimeout, Duration r
     public static final FairQueue DEFAULTS = new FairQueue(Duration.ofSeconds(3), Duration.ofSeconds(3),
             Duration.ofSeconds(1), 16);
 
+    /**
+     * The largest {@code leasehold.hand-off.token-block}: fencing tokens stay within a block of µs of the Redis
+     * clock, so a restart that loses the counter key keeps them increasing if it takes more than a millisecond.
+     */
+    public static final int MAX_TOKEN_BLOCK = 1000;
+
     public FairQueue {
         Objects.requireNonNull(entryTimeout, "entryTimeout");
         Objects.requireNonNull(claimTimeout, "claimTimeout");
@@ -39,8 +45,12 @@ public record FairQueue(Duration entryTimeout, Duration claimTimeout, Duration r
             throw new IllegalArgumentException("leasehold.fair-queue.claim-timeout (" + claimTimeout
                     + ") must be at least twice leasehold.fair-queue.refresh-interval (" + refreshInterval + ")");
         }
-        if (tokenBlock < 1) {
-            throw new IllegalArgumentException("leasehold.hand-off.token-block must be at least 1, was " + tokenBlock);
+        // tokens never run more than a block of µs ahead of the server clock (fence.lua), so a Redis restart that
+        // loses the counter cannot make them go back as long as it takes longer than a block: a millisecond
+        if (tokenBlock < 1 || tokenBlock > MAX_TOKEN_BLOCK) {
+            throw new IllegalArgumentException("leasehold.hand-off.token-block must be between 1 and " + MAX_TOKEN_BLOCK
+                    + " (fencing tokens never run more than a block of microseconds ahead of the Redis clock, so a"
+                    + " restart that lost the counter cannot make them go back), was " + tokenBlock);
         }
     }
 

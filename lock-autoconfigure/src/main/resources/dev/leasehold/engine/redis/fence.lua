@@ -6,11 +6,14 @@ local function serverMicros()
     return tonumber(time[1]) * 1000000 + tonumber(time[2])
 end
 
--- Clock rule: a token is never below the server clock in µs, so a lost counter cannot make tokens go back
--- (as long as a block is smaller than the time a restart takes, true by many orders of magnitude), and
--- above the counter key's value when one exists (tokens handed out ahead of the clock).
-local function counterWrite(fenceKey, last, retainMs)
-    redis.call('SET', fenceKey, string.format('%.0f', last), 'PX', retainMs)
+-- Clock rule: a token is never below the server clock in µs, and above the counter key's value when one exists
+-- (tokens handed out ahead of the clock). Tokens never run more than a block (at most 1000 µs, FairQueue) ahead of
+-- the clock, however busy the key, so a counter lost with a restart (which takes longer than that) cannot make
+-- them go back; and a counter key lives as long as it is ahead of the clock, plus retainMs. nowMicros: the clock
+-- the counter is ahead of (the server's; in quorum mode the client's).
+local function counterWrite(fenceKey, last, nowMicros, retainMs)
+    local aheadMs = math.max(0, math.ceil((last - nowMicros) / 1000))
+    redis.call('SET', fenceKey, string.format('%.0f', last), 'PX', retainMs + aheadMs)
 end
 
 -- The fencing rule a script was given: 'clock' (one server), 'count' (quorum mode, a counter that never
@@ -38,7 +41,9 @@ local function countFence(fenceKey, blockSize, rule)
     end
     local first = math.max(tonumber(redis.call('GET', fenceKey) or '0') + 1, rule.floor)
     local last = first + blockSize - 1
-    counterWrite(fenceKey, last, rule.retainMs)
+    -- blocks may run the counter ahead of the clients' clocks (a busy key): it expires that long after
+    -- the retention, so the next token after an expiry is still above it
+    counterWrite(fenceKey, last, rule.floor, rule.retainMs)
     return {1, first, last}
 end
 
@@ -58,9 +63,11 @@ local function grantFence(fenceKey, lease, blockSize, rule, keepsCounter, above,
     if not counterAbsent then
         fence = math.max(fence, tonumber(redis.call('GET', fenceKey) or '0') + 1)
     end
-    local last = fence + blockSize - 1
+    -- the block ends at most a block ahead of the clock (the fence itself may be the only token left to it
+    -- when the key changes hands faster than the clock moves a block): tokens never outrun the clock
+    local last = math.max(fence, now + blockSize - 1)
     if keepsCounter or last >= now + lease * 1000 - 1000 then
-        counterWrite(fenceKey, last, lease + 60000)
+        counterWrite(fenceKey, last, now, lease + 60000)
     end
     return {1, fence, last}
 end
@@ -69,6 +76,6 @@ end
 -- the next grant above them (otherwise the next grant's clock is above them anyway).
 local function keepFenceAfterRelease(fenceKey, last, nowMicros, keepMs)
     if last >= nowMicros then
-        counterWrite(fenceKey, math.max(last, tonumber(redis.call('GET', fenceKey) or '0')), keepMs + 60000)
+        counterWrite(fenceKey, math.max(last, tonumber(redis.call('GET', fenceKey) or '0')), nowMicros, keepMs + 60000)
     end
 end

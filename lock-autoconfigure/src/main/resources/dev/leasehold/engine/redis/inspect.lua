@@ -44,7 +44,8 @@ local function hold(owner)
 end
 local owner = redis.call('GET', KEYS[1])
 if owner then
-    hold(owner)
+    -- a lock released while its holdAtLeast runs (owner.lua's releasedValue) is still its instance's
+    hold(string.sub(owner, 1, 9) == 'released:' and string.sub(owner, 10) or owner)
 end
 for _, token in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. nowMs, '+inf')) do
     hold(token)

@@ -2,7 +2,9 @@
 -- '<owner token>@<last fencing token granted to that owner>' (the end of its reserved block). Carrying the
 -- last token in the value spares a counter key per held lock; a counter key is written only when a released
 -- or expiring lock's tokens reach past the server clock (see fence.lua). A bare '<owner token>' (written by
--- an earlier version) is still owned by that token.
+-- an earlier version) is still owned by that token. A lock released while its holdAtLeast still runs keeps the
+-- key as 'released:' followed by its value (releasedValue): taken, with its last token, but owned by no token,
+-- so no renewal, however late, extends it.
 
 -- the last fencing token recorded for token in the lock's value (0: none recorded), or nil when token does
 -- not own the lock
@@ -34,4 +36,9 @@ end
 -- the last fencing token recorded in a lock's value (0 when there is none)
 local function lastFenceOf(value)
     return tonumber(value and string.match(value, '@(%d+)$') or '0')
+end
+
+-- the value of a lock released while its holdAtLeast runs: still taken, owned by no token
+local function releasedValue(value)
+    return 'released:' .. value
 end

@@ -9,7 +9,8 @@
 -- ARGV[6] how long a queue head has to claim the key granted to it, ms
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (an ACL user without rights on
 -- the channel: waiters elsewhere then wake at their re-check), 0 when the token no longer owned the lock.
-local last = ownersLastFence(redis.call('GET', KEYS[1]), ARGV[1])
+local value = redis.call('GET', KEYS[1])
+local last = ownersLastFence(value, ARGV[1])
 if not last then
     return 0
 end
@@ -22,8 +23,9 @@ if ARGV[5] == 'queued' and last > 0 then
     keepFenceAfterRelease(KEYS[4], last, nowMicros, keepMs)
 end
 if keepMs > 0 then
-    -- holdAtLeast: the holder is done, but the key stays taken for the time left
-    redis.call('PEXPIRE', KEYS[1], keepMs)
+    -- holdAtLeast: the holder is done, but the key stays taken for the time left, in a value no token owns: a
+    -- renewal sent before the release and run after it cannot put the whole lease back
+    redis.call('SET', KEYS[1], releasedValue(value), 'PX', keepMs)
 else
     redis.call('DEL', KEYS[1])
 end
