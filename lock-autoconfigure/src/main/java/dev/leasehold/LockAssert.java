@@ -31,8 +31,15 @@ public final class LockAssert {
      * or {@code name + ":" + key} of {@code @DistributedLock}).
      * @param key the logical key of the lock the code must run under
      * @throws IllegalStateException when it does not
+     * @throws LockKeyException when {@code key} is null (no lock has that key; {@link #assertLocked()} checks for
+     * any lock)
      */
     public static void assertLocked(String key) {
+        if (key == null) {
+            // a key computed as null is a bug of the caller's: it must not pass because some other lock is held
+            throw new LockKeyException("LockAssert.assertLocked(key) was given a null key; no lock has it (to check "
+                    + "that the thread holds any lock, call LockAssert.assertLocked())");
+        }
         if (!Boolean.TRUE.equals(ALL_PASS.get()) && !CurrentLocks.holds(key)) {
             throw new IllegalStateException("This code must run under the lock '" + key + "', and thread '"
                     + Thread.currentThread().getName() + "' does not hold it (call it through @DistributedLock "

@@ -52,7 +52,7 @@ final class AsyncAcquisition {
         this.attribute = attribute;
         this.keys = keys;
         this.wait = wait;
-        this.deadline = System.nanoTime() + wait.toNanos();
+        this.deadline = System.nanoTime() + dev.leasehold.engine.support.DurationLimits.waitNanos(wait);
     }
 
     static CompletableFuture<Acquisition> start(DistributedLockInterceptor locking, LockEngine engine,

@@ -20,6 +20,7 @@ import dev.leasehold.LockService;
 import dev.leasehold.OnLockFailure;
 import dev.leasehold.engine.CurrentLocks;
 import dev.leasehold.engine.LockEngine;
+import dev.leasehold.engine.support.DurationLimits;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
@@ -153,7 +154,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
     /** Takes every key in order within one wait; on failure, gives back what it took. */
     Acquisition acquire(LockAttribute attribute, List<String> keys, Duration wait) {
         LockService service = lockService();
-        long deadline = System.nanoTime() + wait.toNanos();
+        long deadline = System.nanoTime() + DurationLimits.waitNanos(wait); // FOREVER does not overflow
         List<LockHandle> handles = new ArrayList<>(keys.size());
         for (String key : keys) {
             Duration left = handles.isEmpty() ? wait : Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));

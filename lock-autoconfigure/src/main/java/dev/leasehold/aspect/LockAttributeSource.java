@@ -18,6 +18,7 @@ import dev.leasehold.DistributedLock;
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.OnLockFailure;
 import dev.leasehold.aspect.LockAttribute.ResultKind;
+import dev.leasehold.engine.support.DurationLimits;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.convert.DurationStyle;
@@ -104,6 +105,8 @@ public class LockAttributeSource {
         Duration waitTime = duration(annotation.waitTime(), "waitTime", where, true);
         Duration leaseTime = duration(annotation.leaseTime(), "leaseTime", where, false);
         Duration holdAtLeast = duration(annotation.holdAtLeast(), "holdAtLeast", where, true);
+        atMostMax(leaseTime, "leaseTime", annotation.leaseTime(), where);
+        atMostMax(holdAtLeast, "holdAtLeast", annotation.holdAtLeast(), where);
         if (holdAtLeast != null && leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
             throw new IllegalStateException(where + ": holdAtLeast '" + annotation.holdAtLeast()
                     + "' must not be longer than leaseTime '" + annotation.leaseTime()
@@ -191,6 +194,16 @@ public class LockAttributeSource {
         catch (IllegalArgumentException ex) {
             throw new InvalidDistributedLockException(where + ": " + attribute + " '" + value + "' cannot be resolved: "
                     + ex.getMessage(), ex);
+        }
+    }
+
+    /** A lease or hold longer than the engine accepts fails at startup, not at the first call (after a grant). */
+    private static void atMostMax(Duration duration, String attribute, String value, String where) {
+        try {
+            DurationLimits.atMostMax(attribute, duration, "");
+        }
+        catch (IllegalArgumentException ex) {
+            throw new InvalidDistributedLockException(where + ": " + attribute + " '" + value + "': " + ex.getMessage(), ex);
         }
     }
 

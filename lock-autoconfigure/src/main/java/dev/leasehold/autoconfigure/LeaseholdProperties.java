@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.leasehold.engine.LockEngineSettings;
+import dev.leasehold.engine.support.DurationLimits;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -222,8 +223,29 @@ public class LeaseholdProperties {
 
     /** The engine's settings from these properties, validated (an invalid value fails startup, naming it). */
     LockEngineSettings engineSettings() {
+        checkDurations();
         return new LockEngineSettings(keyPrefix, leaseTime, redisTimeout, subscriptionLinger, engineFairQueue(),
                 new LockEngineSettings.HandOff(handOff.getMaxTurn(), handOff.getTurnCheck(), handOff.getLinger()));
+    }
+
+    /**
+     * Every {@code leasehold.*} duration but the wait is at most 365 days, so that it keeps its promises (Redis
+     * expiry and the engine's clock arithmetic); a longer {@code leasehold.wait-time} has no time limit at all.
+     */
+    void checkDurations() {
+        DurationLimits.atMostMax("leasehold.lease-time", leaseTime, "");
+        DurationLimits.atMostMax("leasehold.redis-timeout", redisTimeout, "");
+        DurationLimits.atMostMax("leasehold.subscription-linger", subscriptionLinger, "");
+        DurationLimits.atMostMax("leasehold.replica-ack.timeout", replicaAck.getTimeout(), "");
+        DurationLimits.atMostMax("leasehold.quorum.fence-retention", quorum.getFenceRetention(), "");
+        DurationLimits.atMostMax("leasehold.fair-queue.entry-timeout", fairQueue.getEntryTimeout(), "");
+        DurationLimits.atMostMax("leasehold.fair-queue.claim-timeout", fairQueue.getClaimTimeout(), "");
+        DurationLimits.atMostMax("leasehold.fair-queue.refresh-interval", fairQueue.getRefreshInterval(), "");
+        DurationLimits.atMostMax("leasehold.hand-off.turn-check", handOff.getTurnCheck(), "");
+        DurationLimits.atMostMax("leasehold.hand-off.linger", handOff.getLinger(), "");
+        if (waitTime != null && waitTime.isNegative()) {
+            throw new IllegalArgumentException("leasehold.wait-time must be zero or positive, was " + waitTime);
+        }
     }
 
     /** The fair queue's timing and the token block size, as the lock servers take them. */

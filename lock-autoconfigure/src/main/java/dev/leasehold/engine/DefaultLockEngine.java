@@ -253,7 +253,8 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         return lines.size();
     }
 
-    int locallyQueuedCount() {
+    /** Threads of this JVM queued behind another local waiter or holder of their key (diagnostics, tests). */
+    public int locallyQueuedCount() {
         return lines.queued();
     }
 
@@ -311,6 +312,9 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     @Override
     public void holdAtLeast(LockHandle handle, Duration holdAtLeast) {
         HeldLock lock = Holdings.lockOf(handle);
+        if (lock != null) {
+            LockArguments.checkHold(lock.key(), null, holdAtLeast);
+        }
         if (lock != null && holdAtLeast != null) {
             lock.holdAtLeastMillis = Math.max(lock.holdAtLeastMillis, holdAtLeast.toMillis());
         }

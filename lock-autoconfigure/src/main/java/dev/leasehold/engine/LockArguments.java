@@ -5,6 +5,7 @@ import java.util.Objects;
 
 import dev.leasehold.LockKeyException;
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.support.DurationLimits;
 import dev.leasehold.engine.waiting.Acquisitions;
 
 /** The checks every {@code LockService} call makes on its arguments before anything reaches Redis. */
@@ -21,8 +22,7 @@ final class LockArguments {
 
     /** The wait in nanoseconds, saturated at {@link #UNBOUNDED_WAIT_NANOS}. */
     static long waitNanos(Duration waitTime) {
-        return waitTime.compareTo(Duration.ofNanos(UNBOUNDED_WAIT_NANOS)) >= 0 ? UNBOUNDED_WAIT_NANOS
-                : waitTime.toNanos();
+        return DurationLimits.waitNanos(waitTime);
     }
 
     static String validKey(String key) {
@@ -49,6 +49,7 @@ final class LockArguments {
             throw new IllegalArgumentException("leaseTime must be positive or null for a watchdog lease, was "
                     + leaseTime + " (key '" + key + "')");
         }
+        DurationLimits.atMostMax("leaseTime", leaseTime, " (key '" + key + "')");
     }
 
     static void checkHold(String key, Duration leaseTime, Duration holdAtLeast) {
@@ -59,6 +60,7 @@ final class LockArguments {
             throw new IllegalArgumentException("holdAtLeast must be zero or positive, was " + holdAtLeast
                     + " (key '" + key + "')");
         }
+        DurationLimits.atMostMax("holdAtLeast", holdAtLeast, " (key '" + key + "')");
         if (leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
             throw new IllegalArgumentException("holdAtLeast (" + holdAtLeast + ") must not be longer than the "
                     + "fixed leaseTime (" + leaseTime + ") (key '" + key + "')");

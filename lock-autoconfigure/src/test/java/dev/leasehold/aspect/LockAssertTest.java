@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import dev.leasehold.DistributedLock;
 import dev.leasehold.LockAssert;
 import dev.leasehold.LockHandle;
+import dev.leasehold.LockKeyException;
 import dev.leasehold.LockMode;
 import dev.leasehold.LockService;
 import dev.leasehold.engine.Await;
@@ -77,6 +78,21 @@ class LockAssertTest {
         });
     }
 
+    /** A key computed as null names no lock: it fails even while the thread holds others (it used to pass). */
+    @Test
+    void aNullKeyFailsWhileTheThreadHoldsSomeOtherLock() {
+        runner().run(context -> {
+            LockService locks = context.getBean(LockService.class);
+            try (LockHandle lock = locks.tryLock("order:12", Duration.ofSeconds(5), null).orElseThrow()) {
+                assertThat(lock.isHeld()).isTrue();
+                assertThatThrownBy(() -> LockAssert.assertLocked((String) null)).as("held by hand")
+                    .isInstanceOf(LockKeyException.class).hasMessageContaining("null key");
+            }
+            assertThatThrownBy(() -> context.getBean(Settlements.class).settleWithAKeyOfNull(13)).as("under the annotation")
+                .isInstanceOf(LockKeyException.class);
+        });
+    }
+
     @Test
     void aReadLockCountsAnAsyncOrLostLockDoesNot() {
         runner().run(context -> {
@@ -141,6 +157,13 @@ class LockAssertTest {
         public String settleAudited(long orderId) {
             LockAssert.assertLocked("audit:" + orderId); // its own lock is the innermost; "order:<id>" an outer one
             return settle(orderId);
+        }
+
+        @DistributedLock(name = "order", key = "#orderId")
+        public String settleWithAKeyOfNull(long orderId) {
+            String forgotten = null; // a key the caller failed to compute
+            LockAssert.assertLocked(forgotten);
+            return "settled " + orderId;
         }
 
         @DistributedLock(name = "order", key = "#orderId + 1")

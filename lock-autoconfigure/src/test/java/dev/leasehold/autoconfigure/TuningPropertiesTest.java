@@ -113,6 +113,30 @@ class TuningPropertiesTest {
                 .hasMessageContaining("leasehold.hand-off.linger"));
     }
 
+    /**
+     * Every {@code leasehold.*} duration but the wait is at most 365 days (longer ones started, and a 300-year
+     * lease-time was lost at once); the wait may be any length.
+     */
+    @Test
+    void durationsLongerThanAYearFailStartupNamingTheProperty() {
+        for (String property : java.util.List.of("leasehold.lease-time", "leasehold.redis-timeout",
+                "leasehold.subscription-linger", "leasehold.replica-ack.timeout", "leasehold.quorum.fence-retention",
+                "leasehold.fair-queue.entry-timeout", "leasehold.fair-queue.claim-timeout")) {
+            runner().withPropertyValues(property + "=109500d")
+                .run(context -> assertThat(context).as(property).hasFailed().getFailure().rootCause()
+                    .hasMessageContaining(property).hasMessageContaining("365 days"));
+        }
+        runner().withPropertyValues("leasehold.lease-time=365d", "leasehold.wait-time=109500d",
+                "leasehold.key-prefix=long-durations:")
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                try (LockHandle handle = context.getBean(LockService.class).lock("long", Duration.ofSeconds(5))) {
+                    assertThat(handle.isHeld()).isTrue();
+                    assertThat(handle.remainingLease()).isGreaterThan(Duration.ofDays(364));
+                }
+            });
+    }
+
     @Test
     void everyTuningPropertyHasMetadataForIdes() throws Exception {
         try (InputStream metadata = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {

@@ -3,7 +3,8 @@ package dev.leasehold.engine.holding;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
 
 import dev.leasehold.LockHandle;
 import dev.leasehold.engine.key.HeldLock;
@@ -117,16 +118,16 @@ public final class DefaultLockHandle implements LockHandle {
             return actions;
         }
 
-        /** Closes and waits for the release (bounded by the Redis timeout). */
+        /**
+         * Closes and waits for the release (bounded by the Redis timeout), whatever the thread's interrupt flag: a
+         * caller that unlocks and then locks again must find its release done (a {@code Lock} ignores interrupts in
+         * {@code unlock}). The flag is kept: {@code join} waits through an interrupt and sets it again after.
+         */
         public void close() {
             try {
-                run(true).get();
+                run(true).join();
             }
-            catch (InterruptedException ex) {
-                // the release goes on without us
-                Thread.currentThread().interrupt();
-            }
-            catch (ExecutionException ex) {
+            catch (CompletionException | CancellationException ex) {
                 // never: the release reports its own failures
             }
         }

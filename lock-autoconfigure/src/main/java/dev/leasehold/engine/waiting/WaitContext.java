@@ -27,7 +27,7 @@ import dev.leasehold.engine.support.LockTokens;
 final class WaitContext {
 
     /** Waits at least this long have no time limit (see {@link Acquisitions#UNBOUNDED_WAIT_NANOS}). */
-    static final long UNBOUNDED_WAIT_NANOS = Long.MAX_VALUE / 2;
+    static final long UNBOUNDED_WAIT_NANOS = dev.leasehold.engine.support.DurationLimits.UNBOUNDED_WAIT_NANOS;
 
     final LockServer server;
 
