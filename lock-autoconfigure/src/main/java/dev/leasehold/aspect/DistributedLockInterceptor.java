@@ -134,12 +134,35 @@ public class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     /**
+     * For a call whose result outlives it (a stage, a publisher): when a transaction is open on this thread, a
+     * future that completes with it; else null. The call's locks are then released once both its result ended
+     * and the transaction completed, whichever is later.
+     */
+    CompletableFuture<Void> transactionEnd(LockAttribute attribute) {
+        if (!TRANSACTIONS_PRESENT || !TransactionBoundRelease.transactionOpen()) {
+            return null;
+        }
+        warnOnceAboutOpenTransaction(attribute);
+        return TransactionBoundRelease.completion();
+    }
+
+    /** Releases without blocking once {@code transactionEnd} completed (at once when null). */
+    void releaseAfter(CompletableFuture<Void> transactionEnd, List<LockHandle> handles) {
+        if (transactionEnd == null) {
+            releaseAsync(handles);
+        }
+        else {
+            transactionEnd.whenComplete((ignored, error) -> releaseAsync(handles));
+        }
+    }
+
+    /**
      * Takes the locks of a call whose result is a publisher, without holding a thread while it waits (see
      * {@link AsyncAcquisition}); null when the application's own {@code LockService} can only block.
      */
     CompletableFuture<Acquisition> acquireWithoutThread(LockAttribute attribute, List<String> keys) {
         return lockService() instanceof LockEngine engine
-                ? AsyncAcquisition.start(this, engine, attribute, keys, waitTime(attribute)) : null;
+                ? AsyncAcquisition.start(this, engine, attribute, keys, waitTime(attribute), false) : null;
     }
 
     /** Takes every key in order within the annotation's wait; on failure, gives back what it took. */
@@ -153,14 +176,13 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
     /** Takes every key in order within one wait; on failure, gives back what it took. */
     Acquisition acquire(LockAttribute attribute, List<String> keys, Duration wait) {
-        LockService service = lockService();
         long deadline = System.nanoTime() + DurationLimits.waitNanos(wait); // FOREVER does not overflow
         List<LockHandle> handles = new ArrayList<>(keys.size());
         for (String key : keys) {
             Duration left = handles.isEmpty() ? wait : Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
             Optional<LockHandle> handle;
             try {
-                handle = DistributedLockNames.during(attribute.name(), () -> tryLock(service, key, attribute, left));
+                handle = tryKey(attribute, key, left);
             }
             catch (LockAcquisitionException ex) {
                 release(handles);
@@ -181,6 +203,12 @@ public class DistributedLockInterceptor implements MethodInterceptor {
             handles.add(handle.get());
         }
         return new Acquisition(handles, null);
+    }
+
+    /** One key of a call, on the calling thread, within {@code wait}. */
+    Optional<LockHandle> tryKey(LockAttribute attribute, String key, Duration wait) {
+        LockService service = lockService();
+        return DistributedLockNames.during(attribute.name(), () -> tryLock(service, key, attribute, wait));
     }
 
     private static Optional<LockHandle> tryLock(LockService service, String key, LockAttribute attribute, Duration wait) {

@@ -44,14 +44,16 @@ final class ReactiveLocking {
         MethodCall call = invocation instanceof ProxyMethodInvocation proxied
                 ? () -> proxied.invocableClone().proceed()
                 : invocation::proceed;
-        Mono<DistributedLockInterceptor.Acquisition> acquire = acquire(attribute, keys);
-        Function<DistributedLockInterceptor.Acquisition, Publisher<Object>> body = acquisition -> acquisition.acquired()
-                ? publisher(adapter, call, acquisition) : onFailure(adapter, invocation, attribute, acquisition.failure());
+        Mono<Locked> acquire = acquire(attribute, keys);
+        Function<Locked, Publisher<Object>> body = locked -> locked.acquisition().acquired()
+                ? publisher(adapter, call, locked.acquisition())
+                : onFailure(adapter, invocation, attribute, locked.acquisition().failure());
+        // a single value is passed on as it is (Mono.from would cancel the method's Mono right after its value)
         Publisher<Object> guarded = adapter.isMultiValue()
-                ? Flux.usingWhen(acquire, body, this::releaseLater, (acquisition, error) -> releaseLater(acquisition),
+                ? Flux.usingWhen(acquire, body, this::releaseLater, (locked, error) -> releaseLater(locked),
                         this::releaseLater)
-                : Mono.usingWhen(acquire, acquisition -> Mono.from(body.apply(acquisition)), this::releaseLater,
-                        (acquisition, error) -> releaseLater(acquisition), this::releaseLater);
+                : Mono.usingWhen(acquire, locked -> Mono.fromDirect(body.apply(locked)), this::releaseLater,
+                        (locked, error) -> releaseLater(locked), this::releaseLater);
         return adapter.fromPublisher(guarded);
     }
 
@@ -59,14 +61,17 @@ final class ReactiveLocking {
      * Waits for the locks without holding a thread ({@code tryLockAsync}); with an application's own
      * {@code LockService} that can only block, on a pooled thread. A subscriber that cancels during the
      * wait does not leave them behind: the cancel stops the wait and releases whatever was granted, before
-     * or after it.
+     * or after it. The subscribing thread re-enters the keys it holds itself; within a transaction open on it,
+     * the locks are released once both the publisher ended and the transaction completed.
      */
-    private Mono<DistributedLockInterceptor.Acquisition> acquire(LockAttribute attribute, List<String> keys) {
+    private Mono<Locked> acquire(LockAttribute attribute, List<String> keys) {
         return Mono.create(sink -> {
             AtomicBoolean cancelled = new AtomicBoolean();
-            AtomicReference<DistributedLockInterceptor.Acquisition> granted = new AtomicReference<>();
+            AtomicReference<Locked> granted = new AtomicReference<>();
             CompletableFuture<DistributedLockInterceptor.Acquisition> waiting;
+            CompletableFuture<Void> transactionEnd;
             try {
+                transactionEnd = locking.transactionEnd(attribute);
                 waiting = locking.acquireWithoutThread(attribute, keys);
             }
             catch (Throwable ex) {
@@ -89,7 +94,9 @@ final class ReactiveLocking {
                         sink.error(error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
                     }
                     else {
-                        deliver(sink, cancelled, granted, acquisition);
+                        // taken (or re-entered) by the subscribing thread: the lock belongs to the subscription
+                        acquisition.handles().forEach(locking::detachFromThread);
+                        deliver(sink, cancelled, granted, new Locked(acquisition, transactionEnd));
                     }
                 });
                 return;
@@ -105,14 +112,13 @@ final class ReactiveLocking {
                 }
                 // taken on a pooled thread that will run other work: the lock belongs to the subscription
                 acquisition.handles().forEach(locking::detachFromThread);
-                deliver(sink, cancelled, granted, acquisition);
+                deliver(sink, cancelled, granted, new Locked(acquisition, transactionEnd));
             });
         });
     }
 
-    private void deliver(MonoSink<DistributedLockInterceptor.Acquisition> sink, AtomicBoolean cancelled,
-            AtomicReference<DistributedLockInterceptor.Acquisition> granted,
-            DistributedLockInterceptor.Acquisition acquisition) {
+    private void deliver(MonoSink<Locked> sink, AtomicBoolean cancelled, AtomicReference<Locked> granted,
+            Locked acquisition) {
         granted.set(acquisition);
         if (cancelled.get()) {
             releaseIfUnclaimed(granted); // the cancel came first, or raced with this grant
@@ -122,10 +128,10 @@ final class ReactiveLocking {
         sink.success(acquisition);
     }
 
-    private void releaseIfUnclaimed(AtomicReference<DistributedLockInterceptor.Acquisition> granted) {
-        DistributedLockInterceptor.Acquisition acquisition = granted.getAndSet(null);
-        if (acquisition != null) {
-            locking.releaseAsync(acquisition.handles());
+    private void releaseIfUnclaimed(AtomicReference<Locked> granted) {
+        Locked locked = granted.getAndSet(null);
+        if (locked != null) {
+            locking.releaseAsync(locked.acquisition().handles()); // the method never ran: nothing to commit
         }
     }
 
@@ -134,6 +140,18 @@ final class ReactiveLocking {
             DistributedLockInterceptor.Acquisition acquisition) {
         List<LockHandle> handles = acquisition.handles();
         Context lockContext = Context.of(LockHandle.class, handles.get(handles.size() - 1));
+        if (!adapter.isMultiValue()) {
+            return Mono.defer(() -> {
+                Object result;
+                try {
+                    result = call.call();
+                }
+                catch (Throwable ex) {
+                    return Mono.error(ex);
+                }
+                return result != null ? Mono.fromDirect((Publisher<Object>) adapter.toPublisher(result)) : Mono.empty();
+            }).contextWrite(lockContext);
+        }
         return Flux.defer(() -> {
             Object result;
             try {
@@ -174,8 +192,18 @@ final class ReactiveLocking {
         Object call() throws Throwable;
     }
 
-    /** Never blocks: the thread that ended the publisher may be a non-blocking one. */
-    private Mono<Void> releaseLater(DistributedLockInterceptor.Acquisition acquisition) {
-        return Mono.fromFuture(() -> locking.releaseAsync(acquisition.handles()));
+    /**
+     * Never blocks: the thread that ended the publisher may be a non-blocking one. Within a transaction the
+     * publisher ends without waiting for the release (its subscriber may be what the transaction waits for).
+     */
+    private Mono<Void> releaseLater(Locked locked) {
+        if (locked.transactionEnd() != null) {
+            return Mono.fromRunnable(() -> locking.releaseAfter(locked.transactionEnd(), locked.acquisition().handles()));
+        }
+        return Mono.fromFuture(() -> locking.releaseAsync(locked.acquisition().handles()));
+    }
+
+    /** The locks of one subscription, and the transaction they wait for (null: none). */
+    private record Locked(DistributedLockInterceptor.Acquisition acquisition, CompletableFuture<Void> transactionEnd) {
     }
 }

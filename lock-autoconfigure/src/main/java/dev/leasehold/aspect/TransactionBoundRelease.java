@@ -19,6 +19,13 @@ final class TransactionBoundRelease {
                 && TransactionSynchronizationManager.isActualTransactionActive();
     }
 
+    /** Completes when the transaction open on this thread completes, committed or rolled back. */
+    static java.util.concurrent.CompletableFuture<Void> completion() {
+        java.util.concurrent.CompletableFuture<Void> completed = new java.util.concurrent.CompletableFuture<>();
+        releaseOnCompletion(() -> completed.complete(null));
+        return completed;
+    }
+
     /** Runs {@code release} when the transaction open on this thread completes, committed or rolled back. */
     static void releaseOnCompletion(Runnable release) {
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {

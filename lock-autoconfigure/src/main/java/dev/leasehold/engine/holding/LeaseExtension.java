@@ -65,7 +65,8 @@ final class LeaseExtension {
             return false;
         }
         watchdog.forget(lock);
-        lock.extendedAt(sentAt, leaseMillis);
+        // what the server guarantees of the new lease, as for a grant: in quorum mode less the drift allowance
+        lock.extendedAt(sentAt, server.validMillis(leaseMillis));
         if (lock.state() != HeldLock.State.HELD) {
             return false;
         }

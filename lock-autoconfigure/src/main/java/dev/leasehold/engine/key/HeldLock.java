@@ -222,9 +222,13 @@ public final class HeldLock {
         this.renewalSentAtNanos = sentAtNanos;
     }
 
-    /** A fixed lease extended to {@code leaseMillis} from a write sent at {@code sentAtNanos}. */
-    public void extendedAt(long sentAtNanos, long leaseMillis) {
-        this.leaseEndsAtNanos = sentAtNanos + leaseMillis * 1_000_000L;
+    /**
+     * A fixed lease extended from a write sent at {@code sentAtNanos}; {@code validMillis} is what the server
+     * guarantees of the new lease ({@code LockServer#validMillis}: in quorum mode less the clock-drift allowance,
+     * as for a grant or renewal).
+     */
+    public void extendedAt(long sentAtNanos, long validMillis) {
+        this.leaseEndsAtNanos = sentAtNanos + validMillis * 1_000_000L;
     }
 
     /** When the local estimate says the lease ends. */

@@ -157,10 +157,20 @@ public class QuorumLockServer implements LockServer {
         return (long) (leaseMillis * clockDriftFactor) + 2;
     }
 
+    /**
+     * A lease of {@code leaseMillis} is about to be granted or renewed: a node that restarts from now on waits at
+     * least that long before it counts (called before the write is sent, so a restart seen meanwhile waits too).
+     */
+    private void usedLease(long leaseMillis) {
+        if (leaseMillis > longestLeaseMillis.get()) { // the usual case writes nothing (a renewal per lock and tick)
+            longestLeaseMillis.accumulateAndGet(leaseMillis, Math::max);
+        }
+    }
+
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
             long writerWaitingMillis, String waiterId, boolean joinQueue) {
-        longestLeaseMillis.accumulateAndGet(leaseMillis, Math::max);
+        usedLease(leaseMillis);
         return grants.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId);
     }
 
@@ -183,11 +193,14 @@ public class QuorumLockServer implements LockServer {
 
     @Override
     public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
+        usedLease(leaseMillis); // a reservation renews the lease too
         return new QuorumFenceBlocks(nodes, majority, stepTimeoutNanos, timeouts).reserve(keys, token, leaseMillis);
     }
 
     @Override
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
+        // LockHandle#extend renews to any lease: a restarted node must wait for that one too (before it is sent)
+        usedLease(leaseMillis);
         return vote(node -> node.server().renew(keys, mode, token, leaseMillis), true, "renew '" + keys.logicalKey() + "'");
     }
 
