@@ -6,13 +6,19 @@
 #   ./demo.sh --quorum     quorum mode: the locks live on five local Redis nodes (leasehold.quorum.nodes), and
 #                          two of the five are killed (SIGKILL) in the middle of the load: oversold must stay 0
 #
+#   ./demo.sh --watch      a longer load (30000 attempts for 8000 seats, about a minute) to watch the turns on
+#                          the live page; asks for Enter before the load (when run in a terminal), and leaves
+#                          the nodes up afterwards like --keep
+#
 # Options: --attempts N (2000)  --seats N (500)  --threads N (32)  --keep (leave the nodes up until Enter/Ctrl-C)
-# Redis: the server named by SPRING_DATA_REDIS_HOST/SPRING_DATA_REDIS_PORT (or --spring.data.redis.host=...,
-# --spring.data.redis.port=...; default 127.0.0.1:6379) if it answers; else a redis-server from the PATH on a
-# free port; else the binary packaged in the embedded-redis artifact. --quorum starts five more servers of
-# that binary (redis-server from the PATH, else embedded-redis) on free loopback ports as the quorum nodes;
-# spring.data.redis stays configured but holds no lock keys then. Needs only Java 17+ (the Maven wrapper
-# fetches Maven). Database: a fresh H2 database served by its own JVM (both nodes reach it over TCP alike), or
+# Redis: by default the demo starts its OWN server (a redis-server from the PATH, else the binary packaged in
+# the embedded-redis artifact) on a free loopback port, without persistence, and stops it at the end: it never
+# touches a Redis already running on this machine (127.0.0.1:6379 included). To run on an existing Redis, ask
+# for it: --redis redis://[:password@]host:port (or --spring.data.redis.host=... and/or
+# --spring.data.redis.port=...; SPRING_DATA_REDIS_PASSWORD is used); its keys go under a prefix of their own.
+# --quorum starts five more servers of that binary on free loopback ports as the quorum nodes; spring.data.redis
+# stays configured but holds no lock keys then. Needs only Java 17+ (the Maven wrapper fetches Maven).
+# Database: a fresh H2 database served by its own JVM (both nodes reach it over TCP alike), or
 # SPRING_DATASOURCE_URL/_USERNAME/_PASSWORD (PostgreSQL).
 # Stops everything it started on exit and on Ctrl-C.
 set -euo pipefail
@@ -26,18 +32,37 @@ KEEP=no
 ATTEMPTS=2000
 SEATS=500
 THREADS=32
-REDIS_HOST="${SPRING_DATA_REDIS_HOST:-127.0.0.1}"
-REDIS_PORT="${SPRING_DATA_REDIS_PORT:-6379}"
+WATCH=no
+# an existing Redis only when asked on the command line (SPRING_DATA_REDIS_HOST/PORT in the shell are not an ask:
+# they may be there for another application)
+REDIS_ASKED=""
+REDIS_HOST=127.0.0.1
+REDIS_PORT=6379
+parse_redis_url() { # redis://[user:password@]host[:port][/db]
+    local rest="${1#redis://}"
+    if [ "$rest" = "$1" ]; then echo "--redis wants redis://host:port, got $1" >&2; exit 2; fi
+    rest="${rest%%/*}"
+    if [[ "$rest" == *@* ]]; then
+        local auth="${rest%@*}"
+        export SPRING_DATA_REDIS_PASSWORD="${auth#*:}"
+        rest="${rest##*@}"
+    fi
+    REDIS_HOST="${rest%%:*}"
+    if [[ "$rest" == *:* ]]; then REDIS_PORT="${rest##*:}"; else REDIS_PORT=6379; fi
+}
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-lock) LOCK_ARG="--no-lock" ;;
         --quorum) QUORUM=yes ;;
         --keep) KEEP=yes ;;
+        --watch) WATCH=yes; KEEP=yes; ATTEMPTS=30000; SEATS=8000 ;;
+        --redis) parse_redis_url "$2"; REDIS_ASKED="--redis $2"; shift ;;
+        --redis=*) parse_redis_url "${1#*=}"; REDIS_ASKED="$1" ;;
         --attempts) ATTEMPTS="$2"; shift ;;
         --seats) SEATS="$2"; shift ;;
         --threads) THREADS="$2"; shift ;;
-        --spring.data.redis.host=*) REDIS_HOST="${1#*=}" ;;
-        --spring.data.redis.port=*) REDIS_PORT="${1#*=}" ;;
+        --spring.data.redis.host=*) REDIS_HOST="${1#*=}"; REDIS_ASKED="${REDIS_ASKED:+$REDIS_ASKED }$1" ;;
+        --spring.data.redis.port=*) REDIS_PORT="${1#*=}"; REDIS_ASKED="${REDIS_ASKED:+$REDIS_ASKED }$1" ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "Unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
@@ -71,12 +96,18 @@ if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then JAVA="$JAVA_HOM
 if [ -z "$JAVA" ]; then echo "The demo needs Java 17 or newer (java on the PATH, or JAVA_HOME)." >&2; exit 1; fi
 
 # --- build what the demo needs -------------------------------------------------------------------------
+# The jar's own time is the fixed project.build.outputTimestamp (reproducible builds), so it cannot tell whether
+# a source changed since: a stamp file touched after each successful build can.
 JAR="$ROOT/samples/ticket-office/target/ticket-office.jar"
-if [ ! -f "$JAR" ] || [ -n "$(find "$ROOT/pom.xml" "$ROOT/lock-autoconfigure/src" "$ROOT/lock-autoconfigure/pom.xml" \
+STAMP="$ROOT/samples/ticket-office/target/demo-build.stamp"
+if [ ! -f "$JAR" ] || [ ! -f "$STAMP" ] || [ -n "$(find "$ROOT/pom.xml" "$ROOT/lock-autoconfigure/src" "$ROOT/lock-autoconfigure/pom.xml" \
         "$ROOT/lock-starter/pom.xml" "$ROOT/samples/ticket-office/src" "$ROOT/samples/ticket-office/pom.xml" \
-        -newer "$JAR" -type f 2>/dev/null | head -1)" ]; then
+        -newer "$STAMP" -type f 2>/dev/null | head -1)" ]; then
     say "Building the ticket-office sample (./mvnw -pl samples/ticket-office -am package -DskipTests)"
     ./mvnw -B -q -pl samples/ticket-office -am package -DskipTests
+    touch "$STAMP"
+else
+    say "The ticket-office sample is up to date (no source newer than its last build)"
 fi
 
 # --- Redis ---------------------------------------------------------------------------------------------
@@ -154,13 +185,22 @@ find_redis_binary() { # sets REDIS_BINARY: redis-server from the PATH, else the 
     REDIS_BINARY_SOURCE="the redis-server binary packaged in com.github.codemonstur:embedded-redis:$version ($binary)"
 }
 
-CONFIGURED_REDIS="$REDIS_HOST:$REDIS_PORT"
-if redis_answers "$REDIS_HOST" "$REDIS_PORT"; then
-    REDIS_SOURCE="the configured spring.data.redis server at $REDIS_HOST:$REDIS_PORT (it answered PING)"
+# the nodes get the server chosen here and nothing else of the shell's SPRING_DATA_REDIS_* (a URL, Sentinel or
+# Cluster setting there would point them elsewhere); a password only for a Redis that was asked for
+for variable in $(compgen -e | grep '^SPRING_DATA_REDIS_' || true); do
+    if [ -z "$REDIS_ASKED" ] || { [ "$variable" != SPRING_DATA_REDIS_PASSWORD ] && [ "$variable" != SPRING_DATA_REDIS_USERNAME ]; }; then
+        unset "$variable"
+    fi
+done
+if [ -n "$REDIS_ASKED" ]; then
+    if ! redis_answers "$REDIS_HOST" "$REDIS_PORT"; then
+        echo "The Redis you asked for ($REDIS_ASKED) does not answer PING at $REDIS_HOST:$REDIS_PORT." >&2; exit 1
+    fi
+    REDIS_SOURCE="YOUR Redis at $REDIS_HOST:$REDIS_PORT, as asked ($REDIS_ASKED): the demo's keys and load go there"
 else
     find_redis_binary
     start_redis "$REDIS_BINARY"
-    REDIS_SOURCE="$REDIS_BINARY_SOURCE, started on 127.0.0.1:$REDIS_PORT (nothing answered at $CONFIGURED_REDIS)"
+    REDIS_SOURCE="its own server, $REDIS_BINARY_SOURCE, started on 127.0.0.1:$REDIS_PORT (no other Redis is touched; --redis redis://host:port to use one)"
 fi
 say "Redis: $REDIS_SOURCE"
 
@@ -272,6 +312,10 @@ say "Starting two instances of the sample (two JVMs; $LOCKS_ON; one database: $D
 start_node node-a
 start_node node-b
 say "Live page while it runs: ${NODES[0]}/  and  ${NODES[1]}/"
+if [ "$WATCH" = yes ] && [ -t 0 ]; then
+    say "Open a live page now; press Enter to start the load ($ATTEMPTS attempts for $SEATS seats)"
+    read -r _ || true
+fi
 
 # --- the load ------------------------------------------------------------------------------------------
 # in the background, so that a signal to this script stops it at once (the trap stops it with the nodes)

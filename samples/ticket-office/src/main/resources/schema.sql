@@ -30,3 +30,10 @@ CREATE TABLE IF NOT EXISTS settlement (
     settled_by    VARCHAR(100),
     settled_at    TIMESTAMP WITH TIME ZONE
 );
+
+-- each instance's name by its Leasehold instance id (the live page names the key's holders and queue with it)
+CREATE TABLE IF NOT EXISTS node_instance (
+    instance_id   VARCHAR(200) PRIMARY KEY,
+    node          VARCHAR(100) NOT NULL,
+    registered_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL
+);

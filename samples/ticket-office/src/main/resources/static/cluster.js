@@ -11,6 +11,8 @@
     const samples = [];          // {t, holders: [instance ids], queue: [instance ids]} of the last STRIP_MS
     const colors = new Map();    // instance id -> color, in the order instances were first seen
     let self = null;             // {instance, host, node}: this node
+    let names = {};              // instance id -> node name (api/nodes: every instance registers its name)
+    let namesAsked = 0;          // when api/nodes was last asked (an unknown instance asks again, at most once a second)
     let followed = null;         // {key, pinned}: the show key followed now
     let lastBooked = new Map();  // show id -> booked at the previous refresh of the shows
 
@@ -35,6 +37,9 @@
     function label(instance) {
         if (self && instance === self.instance) {
             return self.node + ' (this node)';
+        }
+        if (names[instance]) {
+            return names[instance];
         }
         const { host, pid, random } = parse(instance);
         if (!self || host !== self.host) {
@@ -114,6 +119,11 @@
             return;
         }
         const now = Date.now();
+        const seen = (state.holders || []).concat((state.queue || []).map(q => q.instance));
+        if (seen.some(instance => !names[instance]) && now - namesAsked > 1000) {
+            namesAsked = now;
+            names = await json('api/nodes');
+        }
         samples.push({ t: now, holders: state.holders || [], queue: (state.queue || []).map(q => q.instance) });
         while (samples.length > 0 && samples[0].t < now - STRIP_MS) {
             samples.shift();

@@ -72,15 +72,16 @@
 
     async function refresh() {
         const now = Date.now();
-        const [node, locks, acquired, p99, p50, lost, shows] = await Promise.all([
+        const [node, locks, acquired, waits, lost, shows] = await Promise.all([
             json('api/node'),
             json('actuator/leasehold'),
             metric('leasehold.lock.acquire', ['result:acquired'], 'COUNT'),
-            metric('leasehold.lock.acquire.percentile', ['result:acquired', 'mode:EXCLUSIVE', 'phi:0.99'], 'VALUE'),
-            metric('leasehold.lock.acquire.percentile', ['result:acquired', 'mode:EXCLUSIVE', 'phi:0.5'], 'VALUE'),
+            json('api/lock-waits'),   // p50 and p99 of one snapshot (two metric queries could disagree)
             metric('leasehold.lock.lost', [], 'COUNT'),
             json('api/shows'),
         ]);
+        const p99 = waits.count > 0 ? waits.p99Millis / 1000 : null;
+        const p50 = waits.count > 0 ? waits.p50Millis / 1000 : null;
         $('node').textContent = node.node;
         document.title = 'Ticket office ' + node.node + ': Leasehold live';
 

@@ -31,6 +31,11 @@ class XmlExamplesTest {
                     assertThat(artifacts).as(snippet.where()).contains(text(dependency, "artifactId"));
                     assertThat(text(dependency, "version")).as(snippet.where()).isEqualTo(System.getProperty("docs.version"));
                 }
+                // Spring Boot's parent or BOM: the version the build compiles and tests against
+                if (node instanceof Element element && (element.getTagName().equals("parent") || element.getTagName().equals("dependency"))
+                        && text(element, "groupId").equals("org.springframework.boot")) {
+                    assertThat(text(element, "version")).as(snippet.where()).isEqualTo(System.getProperty("docs.spring-boot"));
+                }
             }
         }
     }

@@ -1,10 +1,10 @@
 package dev.leasehold.docs.snippets.quickstart;
 
+// tag::order-service[]
 import dev.leasehold.DistributedLock;
 
 import org.springframework.stereotype.Service;
 
-// tag::order-service[]
 @Service
 class OrderService {
 

@@ -1,5 +1,6 @@
 package dev.leasehold.docs.snippets.quickstart;
 
+// tag::reports[]
 import java.time.Duration;
 
 import dev.leasehold.LockHandle;
@@ -7,7 +8,6 @@ import dev.leasehold.LockService;
 
 import org.springframework.stereotype.Service;
 
-// tag::reports[]
 @Service
 class Reports {
 

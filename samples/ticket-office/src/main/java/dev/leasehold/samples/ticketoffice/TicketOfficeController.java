@@ -19,6 +19,9 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * The REST API:
  * <ul>
+ * <li>{@code GET /api/node}: this instance's name; {@code GET /api/nodes}: every instance's name by its Leasehold
+ * instance id (the live page labels the holders and the queue with them)</li>
+ * <li>{@code GET /api/lock-waits}: the bookings' lock waits, every figure from one snapshot ({@link LockWaits})</li>
  * <li>{@code GET /api/shows}: every show with its stock (no lock: the live page polls it)</li>
  * <li>{@code POST /api/shows} {@code {"title", "seats", "priceCents"}}: a new show</li>
  * <li>{@code GET /api/shows/{id}}: one show, under a READ lock</li>
@@ -44,8 +47,14 @@ public class TicketOfficeController {
 
     private final Box box;
 
+    private final LockWaits lockWaits;
+
+    private final NodeNames nodeNames;
+
     public TicketOfficeController(ShowRepository shows, BookingService bookings, UnlockedBookingService unlockedBookings,
-            CatalogService catalog, SettlementJob settlement, Box box) {
+            CatalogService catalog, SettlementJob settlement, Box box, LockWaits lockWaits, NodeNames nodeNames) {
+        this.lockWaits = lockWaits;
+        this.nodeNames = nodeNames;
         this.shows = shows;
         this.bookings = bookings;
         this.unlockedBookings = unlockedBookings;
@@ -57,6 +66,16 @@ public class TicketOfficeController {
     @GetMapping("/node")
     public Map<String, String> node() {
         return Map.of("node", box.node());
+    }
+
+    @GetMapping("/nodes")
+    public Map<String, String> nodes() {
+        return nodeNames.byInstanceId();
+    }
+
+    @GetMapping("/lock-waits")
+    public LockWaits.Report lockWaits() {
+        return lockWaits.report();
     }
 
     @GetMapping("/shows")

@@ -71,7 +71,7 @@ public final class LoadDriver {
     /** Requests per node before the load ({@link #warmUp()}); 0: none. */
     private int warmUpRequests = 200;
 
-    LoadDriver(List<String> nodes, int attempts, int seats, int threads, boolean locked, PrintStream out) {
+    public LoadDriver(List<String> nodes, int attempts, int seats, int threads, boolean locked, PrintStream out) {
         this(nodes, attempts, seats, threads, locked, null, out);
     }
 
@@ -112,13 +112,18 @@ public final class LoadDriver {
             System.err.println("Give the nodes: --nodes http://127.0.0.1:8081,http://127.0.0.1:8082");
             System.exit(2);
         }
-        LoadDriver driver = new LoadDriver(nodes, attempts, seats, threads, locked, fault, System.out);
-        driver.warmUpRequests = warmUp;
+        LoadDriver driver = new LoadDriver(nodes, attempts, seats, threads, locked, fault, System.out).warmUp(warmUp);
         Report report = driver.run();
         System.exit(report.locked() && report.oversold() > 0 ? 1 : 0);
     }
 
-    Report run() throws Exception {
+    /** Requests per node before the load; 0: none. */
+    public LoadDriver warmUp(int requestsPerNode) {
+        this.warmUpRequests = requestsPerNode;
+        return this;
+    }
+
+    public Report run() throws Exception {
         if (warmUpRequests > 0) {
             warmUp();
         }
@@ -258,18 +263,17 @@ public final class LoadDriver {
         long oversold = show.path("oversold").asLong();
         long acquisitions = 0;
         long lost = 0;
-        List<String> waits = new ArrayList<>();
+        List<LockWaits> waits = new ArrayList<>();
         for (int i = 0; i < nodes.size(); i++) {
             String node = nodes.get(i);
             Counts after = counts(node);
             acquisitions += after.acquired() - before.get(i).acquired();
             lost += after.lost() - before.get(i).lost();
-            waits.add(String.format(Locale.ROOT, "%s p50 %s, p99 %s", node,
-                    millis(percentile(node, "0.5")), millis(percentile(node, "0.99"))));
+            waits.add(lockWaits(node));
         }
         double seconds = elapsedNanos / 1e9;
         Report report = new Report(locked, seats, sold, Math.max(0, seats - sold), oversold, booked.get(), soldOut.get(),
-                busy.get(), failed.get(), acquisitions, lost, seconds);
+                busy.get(), failed.get(), acquisitions, lost, seconds, List.copyOf(waits));
         out.println();
         out.println("==================== Leasehold demo report ====================");
         out.printf(Locale.ROOT, "  mode              %s%n", locked ? "@DistributedLock(name = \"show\", key = \"#showId\")" : "NO LOCK (--no-lock)");
@@ -280,8 +284,9 @@ public final class LoadDriver {
         out.printf(Locale.ROOT, "  OVERSOLD          %d%s%n", oversold, locked ? (oversold == 0 ? "   (must be 0: it is)" : "   BUG: must be 0")
                 : (oversold > 0 ? "   <- what the lock prevents" : "   (no race this time; run again)"));
         if (locked) {
-            for (String wait : waits) {
-                out.println("  lock wait         " + wait);
+            for (LockWaits wait : waits) {
+                out.printf(Locale.ROOT, "  lock wait         %s p50 %.1f ms, p99 %.1f ms, max %.1f ms (last minute; %d waits in all)%n",
+                        wait.node(), wait.p50Millis(), wait.p99Millis(), wait.maxMillis(), wait.count());
             }
         }
         else {
@@ -310,9 +315,11 @@ public final class LoadDriver {
                 metric(node, "leasehold.lock.lost", "", "COUNT"));
     }
 
-    private double percentile(String node, String phi) throws Exception {
-        return metricValue(node, "leasehold.lock.acquire.percentile",
-                "tag=result:acquired&tag=mode:EXCLUSIVE&tag=phi:" + phi, "VALUE");
+    /** One node's lock waits, every figure from one snapshot of its timer (the sample's /api/lock-waits). */
+    private LockWaits lockWaits(String node) throws Exception {
+        JsonNode waits = json.readTree(get(node + "/api/lock-waits"));
+        return new LockWaits(node, waits.path("count").asLong(), waits.path("p50Millis").asDouble(),
+                waits.path("p99Millis").asDouble(), waits.path("maxMillis").asDouble());
     }
 
     private long metric(String node, String name, String tags, String statistic) throws Exception {
@@ -332,10 +339,6 @@ public final class LoadDriver {
             }
         }
         return 0;
-    }
-
-    private static String millis(double seconds) {
-        return String.format(Locale.ROOT, "%.1f ms", seconds * 1000);
     }
 
     private HttpResponse<String> post(String url, String body) throws Exception {
@@ -360,7 +363,11 @@ public final class LoadDriver {
     }
 
     /** What the run did, as the database and the nodes' meters say. */
-    record Report(boolean locked, int seats, long sold, long left, long oversold, int booked, int soldOut, int busy,
-            int errors, long acquisitions, long lost, double seconds) {
+    public record Report(boolean locked, int seats, long sold, long left, long oversold, int booked, int soldOut, int busy,
+            int errors, long acquisitions, long lost, double seconds, List<LockWaits> lockWaits) {
+    }
+
+    /** A node's lock waits: the last minute's p50, p99 and max, and the count since its start, of one snapshot. */
+    public record LockWaits(String node, long count, double p50Millis, double p99Millis, double maxMillis) {
     }
 }
