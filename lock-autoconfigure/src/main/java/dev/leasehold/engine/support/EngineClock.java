@@ -11,7 +11,8 @@ import java.util.concurrent.ThreadFactory;
  * read once per JVM, so the JIT folds {@link #nanoTime()} to the system call (no indirection on the hot path).
  * A test JVM started with {@code -Dleasehold.engine.virtual-clock=true} may {@link #install} a virtual
  * {@link Source} (the deterministic explorer): time then moves only when the test says, and the engine's
- * timers, timeouts and asynchronous deliveries run when the test runs them.
+ * timers, timeouts and asynchronous deliveries run when the test runs them. Until one is installed, such a JVM
+ * runs on the system's clock like any other.
  */
 public final class EngineClock {
 
@@ -39,17 +40,32 @@ public final class EngineClock {
 
     /** Now, as the engine measures time: {@link System#nanoTime()} unless a test installed a virtual clock. */
     public static long nanoTime() {
-        return VIRTUAL ? source.nanoTime() : System.nanoTime();
+        return VIRTUAL ? virtualNanoTime() : System.nanoTime();
+    }
+
+    private static long virtualNanoTime() {
+        Source virtual = source;
+        return virtual != null ? virtual.nanoTime() : System.nanoTime();
     }
 
     /** The single-threaded scheduler of one of the engine's roles (watchdog, waits, timeouts). */
     public static ScheduledThreadPoolExecutor scheduler(ThreadFactory threads) {
-        return VIRTUAL ? source.scheduler(threads) : new ScheduledThreadPoolExecutor(1, threads);
+        Source virtual = VIRTUAL ? source : null;
+        return virtual != null ? virtual.scheduler(threads) : new ScheduledThreadPoolExecutor(1, threads);
     }
 
-    /** Where asynchronous acquisitions hand their result to the caller. */
+    /**
+     * Where asynchronous acquisitions hand their result to the caller. Read once (a constant of the engine): in a
+     * JVM that may replace the clock, it asks at each hand-over whether a virtual clock is installed by then.
+     */
     public static Executor deliveries() {
-        return VIRTUAL ? source.deliveries() : DELIVERIES;
+        if (!VIRTUAL) {
+            return DELIVERIES;
+        }
+        return work -> {
+            Source virtual = source;
+            (virtual != null ? virtual.deliveries() : DELIVERIES).execute(work);
+        };
     }
 
     /** Whether this JVM was started so that a virtual clock may be installed. */
