@@ -24,6 +24,7 @@ import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.support.CoarseTimeouts;
+import dev.leasehold.engine.support.EngineClock;
 import dev.leasehold.engine.support.LockTokens;
 import dev.leasehold.engine.support.StarterThreads;
 import dev.leasehold.engine.waiting.Acquisitions;
@@ -84,7 +85,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         this.settings = Objects.requireNonNull(settings, "settings");
         LockObserver safeObserver = observer != null ? new SafeLockObserver(observer) : new LockObserver() {
         };
-        this.scheduler = new ScheduledThreadPoolExecutor(1, schedulerThreads);
+        this.scheduler = EngineClock.scheduler(schedulerThreads);
         this.scheduler.setRemoveOnCancelPolicy(true);
         this.lines = new KeyLines(new HandOffRules(settings.handOff().maxTurn(), settings.handOff().turnCheck(),
                 settings.redisTimeout(), settings.handOff().linger()));

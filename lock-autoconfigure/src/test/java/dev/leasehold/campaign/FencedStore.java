@@ -8,17 +8,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * token lower than the highest the store has seen for the key is refused. Each section reads at its start
  * and writes at its end, so a holder that is still inside after a newer holder read is refused.
  */
-final class FencedStore {
+public final class FencedStore {
 
     private final Map<String, Long> highest = new ConcurrentHashMap<>();
 
     /** Whether a read with {@code token} is accepted (it raises the key's fence). */
-    boolean read(String key, long token) {
+    public boolean read(String key, long token) {
         return admit(key, token);
     }
 
     /** Whether a write with {@code token} is accepted. */
-    boolean write(String key, long token) {
+    public boolean write(String key, long token) {
         return admit(key, token);
     }
 

@@ -80,7 +80,34 @@ public final class History {
     public record Fault(String kind, String target, long start, long end, long graceNanos) {
     }
 
-    private volatile long origin = System.nanoTime();
+    /**
+     * A wait's deadline: {@code end} is when the call returned (Long.MAX_VALUE while it still waits); a call
+     * returns by its deadline, give or take one Redis round trip ({@code leasehold.redis-timeout}).
+     */
+    public record Deadline(String instance, String key, long start, long deadline, long end) {
+    }
+
+    /** Fencing tokens the server handed out ({@code first} to {@code last}); only a simulated server tells them. */
+    public record Issued(String key, long first, long last, long at) {
+    }
+
+    private final java.util.function.LongSupplier clock;
+
+    private volatile long origin;
+
+    final ConcurrentLinkedQueue<Deadline> deadlines = new ConcurrentLinkedQueue<>();
+
+    final ConcurrentLinkedQueue<Issued> issued = new ConcurrentLinkedQueue<>();
+
+    public History() {
+        this(System::nanoTime);
+    }
+
+    /** On another clock (the explorer's virtual one). */
+    public History(java.util.function.LongSupplier clock) {
+        this.clock = clock;
+        this.origin = clock.getAsLong();
+    }
 
     private final AtomicInteger ids = new AtomicInteger();
 
@@ -98,12 +125,12 @@ public final class History {
 
     /** The run starts now (after its set-up and warm-up): time 0 of the history. */
     public void start() {
-        origin = System.nanoTime();
+        origin = clock.getAsLong();
     }
 
     /** Nanoseconds since the run started. */
     public long now() {
-        return System.nanoTime() - origin;
+        return clock.getAsLong() - origin;
     }
 
     /** Maps a {@link System#nanoTime()} reading onto this history's clock. */
@@ -146,6 +173,22 @@ public final class History {
 
     public void fault(String kind, String target, long start, long end, long graceNanos) {
         faults.add(new Fault(kind, target, start, end, graceNanos));
+    }
+
+    public void deadline(Deadline deadline) {
+        deadlines.add(deadline);
+    }
+
+    public void issued(Issued block) {
+        issued.add(block);
+    }
+
+    public List<Deadline> deadlines() {
+        return new ArrayList<>(deadlines);
+    }
+
+    public List<Issued> issued() {
+        return new ArrayList<>(issued);
     }
 
     public List<Section> sections() {

@@ -42,10 +42,18 @@ public final class HistoryChecker {
 
     private final long freeBoundNanos;
 
+    /** How long past its deadline a wait may end (L3); Long.MAX_VALUE: not judged. */
+    private long lateBoundNanos = Long.MAX_VALUE;
 
     /** @param freeBoundMillis how long a key may stand free inside a wait that then timed out (L1) */
     public HistoryChecker(long freeBoundMillis) {
         this.freeBoundNanos = freeBoundMillis * 1_000_000L;
+    }
+
+    /** Judges waits against their deadlines too (L3): none may end later than {@code lateBoundNanos} after it. */
+    public HistoryChecker lateBound(long lateBoundNanos) {
+        this.lateBoundNanos = lateBoundNanos;
+        return this;
     }
 
     public Findings check(History history, List<String> leftovers) {
@@ -73,6 +81,8 @@ public final class HistoryChecker {
         lossesWereGranted(history.losses(), sections, violations);
         history.failures().stream().filter(failure -> !failure.documented()).forEach(failure -> violations.add(new Violation(
                 failure.at(), "S3 " + failure.op() + " on " + failure.key() + " threw " + failure.type() + ": " + failure.message())));
+        issuedTokensIncrease(history.issued(), violations);
+        late(history.deadlines(), violations);
         double maxFree = freeWhileWaiting(history, byKey, violations);
         passedOver(history, byKey, violations);
         long end = history.now();
@@ -175,6 +185,34 @@ public final class HistoryChecker {
             }
         }
         return found;
+    }
+
+    /** S2 at the server: every token block it handed out on a key starts above every token it handed out before. */
+    private static void issuedTokensIncrease(List<History.Issued> issued, List<Violation> violations) {
+        Map<String, History.Issued> highest = new java.util.HashMap<>();
+        for (History.Issued block : issued) {
+            History.Issued before = highest.get(block.key());
+            if (before != null && block.first() <= before.last()) {
+                violations.add(new Violation(block.at(), "S2 the server handed out fencing token " + block.first()
+                        + " on " + block.key() + " at " + History.ms(block.at()) + " ms, not above " + before.last()
+                        + " handed out at " + History.ms(before.at()) + " ms"));
+            }
+            if (before == null || block.last() > before.last()) {
+                highest.put(block.key(), block);
+            }
+        }
+    }
+
+    /** L3: no call still waiting (or returning) later than its deadline and the bound. */
+    private void late(List<History.Deadline> deadlines, List<Violation> violations) {
+        for (History.Deadline wait : deadlines) {
+            if (wait.end() - wait.deadline() > lateBoundNanos) {
+                violations.add(new Violation(Math.min(wait.end(), wait.deadline() + lateBoundNanos), "L3 " + wait.instance()
+                        + " waited for " + wait.key() + " from " + History.ms(wait.start()) + " ms with its deadline at "
+                        + History.ms(wait.deadline()) + " ms, and " + (wait.end() == Long.MAX_VALUE ? "was still waiting"
+                                : "returned only at " + History.ms(wait.end()) + " ms")));
+            }
+        }
     }
 
     private static void lossesWereGranted(List<Loss> losses, List<Section> sections, List<Violation> violations) {

@@ -6,6 +6,7 @@ import java.util.function.Function;
 import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.key.KeyLine;
 import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.support.EngineClock;
 
 /**
  * Taking over a lock that a releasing holder of this JVM handed to a waiter ({@link KeyLine#release}): at once
@@ -44,7 +45,7 @@ final class HandOffs {
         if (successor.fencingToken() != 0) {
             return CompletableFuture.completedFuture(taken(line, successor));
         }
-        long sentAt = System.nanoTime();
+        long sentAt = EngineClock.nanoTime();
         CompletableFuture<LockServer.FenceBlock> reply;
         try {
             reply = server.reserveFences(successor.keys, successor.token, successor.leaseMillis);

@@ -21,6 +21,7 @@ import dev.leasehold.engine.key.KeyLine;
 import dev.leasehold.engine.key.KeyLines;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.support.CoarseTimeouts;
+import dev.leasehold.engine.support.EngineClock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -187,7 +188,7 @@ public final class Holdings implements HandleActions {
     public List<HeldLockInfo> details() {
         List<HeldLockInfo> result = new ArrayList<>();
         active.keySet().forEach(lock -> result.add(new HeldLockInfo(lock.key(), lock.mode, lock.fencingToken(),
-                (System.nanoTime() - lock.acquiredAtNanos) / 1_000_000L, lock.leaseLeftMillis(), lock.renewed,
+                (EngineClock.nanoTime() - lock.acquiredAtNanos) / 1_000_000L, lock.leaseLeftMillis(), lock.renewed,
                 lock.ownerName(), lock.isHeld())));
         return result;
     }

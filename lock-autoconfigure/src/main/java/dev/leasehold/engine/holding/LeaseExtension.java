@@ -10,6 +10,7 @@ import dev.leasehold.LockHandle;
 import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.support.EngineClock;
 
 /** {@link LockHandle#extend}: more time for a fixed lease, compare-then-extend on the server. */
 final class LeaseExtension {
@@ -44,7 +45,7 @@ final class LeaseExtension {
             return false;
         }
         long leaseMillis = Math.max(1, lease.toMillis());
-        long sentAt = System.nanoTime();
+        long sentAt = EngineClock.nanoTime();
         boolean extended;
         try {
             extended = server.renew(lock.keys, lock.mode, lock.token, leaseMillis)

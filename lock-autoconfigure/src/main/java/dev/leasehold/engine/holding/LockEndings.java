@@ -14,6 +14,7 @@ import dev.leasehold.engine.key.KeyLines;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.support.CoarseTimeouts;
+import dev.leasehold.engine.support.EngineClock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -72,7 +73,7 @@ final class LockEndings {
      */
     CompletableFuture<Void> release(HeldLock lock, HeldLock.State before, boolean blocking) {
         watchdog.forget(lock);
-        observer.released(lock.key(), lock.mode, System.nanoTime() - lock.acquiredAtNanos);
+        observer.released(lock.key(), lock.mode, EngineClock.nanoTime() - lock.acquiredAtNanos);
         lock.attempt.released();
         KeyLine line = lines.line(lock.key());
         dev.leasehold.engine.key.ReleaseOutcome outcome = line != null ? line.release(lock, before, blocking)
@@ -243,8 +244,8 @@ final class LockEndings {
      * server's connection closes, or their keys would block others for a whole lease.
      */
     void awaitReleasesInFlight() {
-        long deadline = System.nanoTime() + settings.redisTimeout().toNanos() + 100_000_000L;
-        while (releasing.get() > 0 && System.nanoTime() < deadline) {
+        long deadline = EngineClock.nanoTime() + settings.redisTimeout().toNanos() + 100_000_000L;
+        while (releasing.get() > 0 && EngineClock.nanoTime() < deadline) {
             try {
                 Thread.sleep(1);
             }

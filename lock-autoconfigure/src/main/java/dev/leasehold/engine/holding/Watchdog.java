@@ -17,6 +17,7 @@ import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.key.KeyLine;
 import dev.leasehold.engine.key.KeyLines;
 import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.support.EngineClock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -172,7 +173,7 @@ final class Watchdog {
             tickWaiting = true;
             return;
         }
-        answers.forgetOlderThan(renewIntervalNanos, System.nanoTime());
+        answers.forgetOlderThan(renewIntervalNanos, EngineClock.nanoTime());
         try {
             chunkSize = Math.max(1, server.renewalsPerCall());
         }
@@ -219,7 +220,7 @@ final class Watchdog {
             if (chunk.isEmpty()) {
                 continue;
             }
-            long sentAt = (System.nanoTime() - 1) | 1; // never 0 (no renewal on its way), never after now
+            long sentAt = (EngineClock.nanoTime() - 1) | 1; // never 0 (no renewal on its way), never after now
             // batched per server (a script call renews up to a thousand keys, each compare-then-extend)
             List<CompletableFuture<Boolean>> replies = server.renewAll(renewals);
             // marked on their way only once sent: a chunk that threw before sending leaves them due for the retry
@@ -230,7 +231,7 @@ final class Watchdog {
                 lock.renewalSentAtNanos(sentAt);
                 answers.await(lock, replies.get(i), sent);
             }
-            long untilTimeout = redisTimeout.toNanos() - (System.nanoTime() - sentAt);
+            long untilTimeout = redisTimeout.toNanos() - (EngineClock.nanoTime() - sentAt);
             scheduler.schedule(() -> overdue(sent), Math.max(0, untilTimeout), TimeUnit.NANOSECONDS);
         }
         if (round == null && tickWaiting) {
@@ -254,7 +255,7 @@ final class Watchdog {
         if (onItsWay == 0) {
             return true;
         }
-        long now = System.nanoTime();
+        long now = EngineClock.nanoTime();
         if (now - lock.leaseEndsAtNanos() >= 0) {
             settle(lock, null, onItsWay);
             return false;
@@ -341,7 +342,7 @@ final class Watchdog {
             }
             return true;
         }
-        if (System.nanoTime() - lock.leaseEndsAtNanos() >= 0) {
+        if (EngineClock.nanoTime() - lock.leaseEndsAtNanos() >= 0) {
             lock.watched(false);
             onLost.accept(lock, "renewal failed until the lease of " + lock.leaseMillis + " ms ran out");
             return true;

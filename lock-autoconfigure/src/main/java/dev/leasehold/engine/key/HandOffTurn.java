@@ -1,6 +1,7 @@
 package dev.leasehold.engine.key;
 
 import dev.leasehold.engine.server.LockServer.FenceBlock;
+import dev.leasehold.engine.support.EngineClock;
 
 /**
  * The turn of this JVM on a key while an exclusive watchdog lock of it has the key in Redis (one owner token,
@@ -36,13 +37,13 @@ final class HandOffTurn {
         lastFence = reservedThrough;
         handOffs = 0;
         othersQueued = false;
-        checkedAtNanos = System.nanoTime();
+        checkedAtNanos = EngineClock.nanoTime();
         grantedAtNanos = checkedAtNanos;
     }
 
     /** A token reservation answered: the next block, and whether other instances queue now. */
     void reserved(FenceBlock block) {
-        checkedAtNanos = System.nanoTime();
+        checkedAtNanos = EngineClock.nanoTime();
         nextFence = block.first() + 1;
         lastFence = block.last();
         othersQueued |= block.othersQueued();
@@ -69,7 +70,7 @@ final class HandOffTurn {
      * successor, and is still on its way back), and one coming now may still join the turn.
      */
     boolean mayLinger() {
-        return handOffs > 0 && rules.lingerNanos() > 0 && admits(System.nanoTime());
+        return handOffs > 0 && rules.lingerNanos() > 0 && admits(EngineClock.nanoTime());
     }
 
     long lingerNanos() {
@@ -80,7 +81,7 @@ final class HandOffTurn {
     HeldLock successorOf(HeldLock lock, Waiter next, KeyLine line) {
         // 0: the successor reserves more tokens first, which also tells whether other instances queue: when the
         // block is used up, or when that was last asked more than the turn check ago (long sections)
-        boolean checkDue = System.nanoTime() - checkedAtNanos > rules.turnCheckNanos();
+        boolean checkDue = EngineClock.nanoTime() - checkedAtNanos > rules.turnCheckNanos();
         long fence = nextFence <= lastFence && !checkDue ? nextFence++ : 0;
         handOffs++;
         long sentAt = lock.leaseEndsAtNanos() - lock.validMillis * 1_000_000L; // inherits the lease estimate

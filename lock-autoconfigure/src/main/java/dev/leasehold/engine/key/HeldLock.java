@@ -7,6 +7,7 @@ import java.util.concurrent.ScheduledFuture;
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.LockObserver;
 import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.support.EngineClock;
 
 /**
  * One acquisition of a key in this JVM, shared by the handles of its re-entries: its owner token in Redis, its
@@ -89,7 +90,7 @@ public final class HeldLock {
     private volatile long leaseEndsAtNanos;
 
     /**
-     * When the watchdog sent the renewal still on its way for this lock ({@code System.nanoTime()}), 0 when none is:
+     * When the watchdog sent the renewal still on its way for this lock ({@code EngineClock.nanoTime()}), 0 when none is:
      * a retry does not send another behind it (a busy Redis would fall further behind with each copy).
      */
     private volatile long renewalSentAtNanos;
@@ -126,7 +127,7 @@ public final class HeldLock {
         this.renewed = renewed;
         this.leaseMillis = leaseMillis;
         this.validMillis = validMillis;
-        this.acquiredAtNanos = System.nanoTime();
+        this.acquiredAtNanos = EngineClock.nanoTime();
         this.leaseEndsAtNanos = sentAtNanos + validMillis * 1_000_000L;
         this.handOffable = handOffable;
     }
@@ -246,17 +247,17 @@ public final class HeldLock {
 
     /** Held, and its lease known good: the local estimate has not run out. */
     public boolean isHeld() {
-        return state == State.HELD && System.nanoTime() - leaseEndsAtNanos < 0;
+        return state == State.HELD && EngineClock.nanoTime() - leaseEndsAtNanos < 0;
     }
 
     public long leaseLeftMillis() {
-        return Math.max(0, (leaseEndsAtNanos - System.nanoTime()) / 1_000_000L);
+        return Math.max(0, (leaseEndsAtNanos - EngineClock.nanoTime()) / 1_000_000L);
     }
 
     /** How long the key must still stay taken for {@link #holdAtLeastMillis} (0 when passed). */
     public long holdLeftMillis() {
         long hold = holdAtLeastMillis;
-        return hold <= 0 ? 0 : Math.max(0, hold - (System.nanoTime() - acquiredAtNanos) / 1_000_000L);
+        return hold <= 0 ? 0 : Math.max(0, hold - (EngineClock.nanoTime() - acquiredAtNanos) / 1_000_000L);
     }
 
     /** For logs and diagnostics. */

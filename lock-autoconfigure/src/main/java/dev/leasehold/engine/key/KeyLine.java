@@ -7,6 +7,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.LockServer.FenceBlock;
+import dev.leasehold.engine.support.EngineClock;
 
 /**
  * One key inside this JVM: every state it can be in and every way it moves, in one place, each transition under
@@ -200,7 +201,7 @@ public final class KeyLine {
                         && turn.allows(lock, before);
                 next = mayHandOff ? claimTakeOverWaiter() : null;
                 if (next == null && mayHandOff && blocking && mayLinger(lock)) {
-                    long now = System.nanoTime();
+                    long now = EngineClock.nanoTime();
                     lingerUntil = lingerUntil != 0 ? lingerUntil : now + turn.lingerNanos();
                     if (now - lingerUntil < 0) {
                         lingering = Thread.currentThread(); // enter() and close() wake it
@@ -219,7 +220,7 @@ public final class KeyLine {
                 }
             }
             if (next == LINGER) {
-                LockSupport.parkNanos(this, lingerUntil - System.nanoTime());
+                LockSupport.parkNanos(this, lingerUntil - EngineClock.nanoTime());
                 continue;
             }
             if (successor != null) {

@@ -4,6 +4,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.support.EngineClock;
 
 /**
  * A queued acquisition (its thread, or null when it is bound to none); its turn completes with the turn, or with
@@ -18,7 +19,7 @@ public record Waiter(Thread thread, LockMode takeOverMode, CompletableFuture<Tur
             new AtomicBoolean(true), 0);
 
     Waiter(Thread thread, LockMode takeOverMode) {
-        this(thread, takeOverMode, new CompletableFuture<>(), new AtomicBoolean(), System.nanoTime());
+        this(thread, takeOverMode, new CompletableFuture<>(), new AtomicBoolean(), EngineClock.nanoTime());
     }
 
     boolean claim() {

@@ -8,6 +8,7 @@ import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer.FenceBlock;
 import dev.leasehold.engine.quorum.Round.Reply;
 import dev.leasehold.engine.support.CoarseTimeouts;
+import dev.leasehold.engine.support.EngineClock;
 
 /**
  * Fencing-token blocks for local hand-offs in quorum mode, with the counter rule of
@@ -37,7 +38,7 @@ final class QuorumFenceBlocks {
 
     /** The next block, or null when a majority no longer holds the token (the lock is lost). */
     CompletableFuture<FenceBlock> reserve(LockKeys keys, String token, long leaseMillis) {
-        long startedAt = System.nanoTime();
+        long startedAt = EngineClock.nanoTime();
         Predicate<Reply<FenceBlock>> held = reply -> reply.ok() && reply.counted() && reply.value() != null;
         Predicate<Reply<FenceBlock>> notHeld = reply -> reply.ok() && reply.counted() && reply.value() == null;
         Round<FenceBlock> round = Round.send(timeouts, nodes, node -> node.server().reserveFences(keys, token, leaseMillis),
@@ -65,7 +66,7 @@ final class QuorumFenceBlocks {
             }
             List<QuorumNode> behind = holding.stream().filter(reply -> reply.value().last() < last)
                 .map(Reply::node).toList();
-            long left = stepTimeoutNanos - (System.nanoTime() - startedAt);
+            long left = stepTimeoutNanos - (EngineClock.nanoTime() - startedAt);
             int needed = (int) (majority - known);
             Predicate<List<Reply<Long>>> enough = raised -> count(raised,
                     reply -> reply.ok() && reply.counted() && reply.value() >= last) >= needed;

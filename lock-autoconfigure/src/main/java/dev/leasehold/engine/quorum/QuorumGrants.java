@@ -11,6 +11,7 @@ import dev.leasehold.engine.quorum.Round.Reply;
 import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.support.CoarseTimeouts;
+import dev.leasehold.engine.support.EngineClock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -43,7 +44,7 @@ final class QuorumGrants {
     /** Acquire on every node in parallel, decided as the quorum server's class comment says. */
     QuorumAcquire acquire(LockKeys keys, LockMode mode, String token, long leaseMillis, long writerWaitingMillis,
             String waiterId) {
-        long startedAt = System.nanoTime();
+        long startedAt = EngineClock.nanoTime();
         Round<Grant> round = Round.send(timeouts, nodes,
                 node -> node.server().acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId),
                 stepTimeoutNanos,
@@ -97,7 +98,7 @@ final class QuorumGrants {
             .filter(reply -> reply.value().fencingToken() < fence)
             .map(Reply::node)
             .toList();
-        long left = stepTimeoutNanos - (System.nanoTime() - startedAt);
+        long left = stepTimeoutNanos - (EngineClock.nanoTime() - startedAt);
         int needed = majority - known;
         Predicate<List<Reply<Long>>> enough = replies -> countRaised(replies, fence) >= needed;
         return Round.send(timeouts, behind, node -> node.server().raiseFence(keys, fence), left, enough)
@@ -134,7 +135,7 @@ final class QuorumGrants {
     /** Granted only if time is left on the lease after the round trips and the drift allowance. */
     private CompletableFuture<Grant> valid(Round<Grant> round, LockKeys keys, LockMode mode, String token, long leaseMillis,
             long startedAt, long fence) {
-        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedAt);
+        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(EngineClock.nanoTime() - startedAt);
         if (leaseMillis - elapsedMillis - driftMillis.applyAsLong(leaseMillis) <= 0) {
             releaseEverywhere(round, keys, mode, token);
             return CompletableFuture.failedFuture(new QuorumUnavailableException("Lock '" + keys.logicalKey()

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 import dev.leasehold.engine.redis.LettuceLockServer;
+import dev.leasehold.engine.support.EngineClock;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisConnectionStateListener;
 import org.apache.commons.logging.Log;
@@ -107,7 +108,7 @@ public final class QuorumNode implements AutoCloseable {
             return false;
         }
         if (waiting) {
-            if (System.nanoTime() - waitingUntilNanos < 0) {
+            if (EngineClock.nanoTime() - waitingUntilNanos < 0) {
                 return false;
             }
             synchronized (stateLock) {
@@ -138,7 +139,7 @@ public final class QuorumNode implements AutoCloseable {
                     String before = runId;
                     if (before != null && !before.equals(id)) {
                         long delay = restartDelayMillis.getAsLong();
-                        waitingUntilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay);
+                        waitingUntilNanos = EngineClock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay);
                         waiting = true;
                         logger.warn("Redis node " + name + " restarted (run_id " + before + " -> " + id
                                 + ") and lost its lock keys: it does not count toward the quorum for the next "
@@ -177,7 +178,7 @@ public final class QuorumNode implements AutoCloseable {
 
     public QuorumNodeHealth health() {
         boolean counted = counts();
-        long left = waiting ? Math.max(0, TimeUnit.NANOSECONDS.toMillis(waitingUntilNanos - System.nanoTime())) : 0;
+        long left = waiting ? Math.max(0, TimeUnit.NANOSECONDS.toMillis(waitingUntilNanos - EngineClock.nanoTime())) : 0;
         return new QuorumNodeHealth(name, answering, counted, waiting && left > 0, left, granted.sum(),
                 refused.sum(), errors.sum());
     }

@@ -29,7 +29,7 @@ public final class CoarseTimeouts implements AutoCloseable {
 
     private final StarterThreads threads = new StarterThreads("leasehold-timeouts");
 
-    private final ScheduledThreadPoolExecutor ticker = new ScheduledThreadPoolExecutor(1, threads);
+    private final ScheduledThreadPoolExecutor ticker = EngineClock.scheduler(threads);
 
     private final ConcurrentLinkedQueue<Limit> armed = new ConcurrentLinkedQueue<>();
 
@@ -63,7 +63,7 @@ public final class CoarseTimeouts implements AutoCloseable {
             });
             return;
         }
-        armed.add(new Limit(watched, System.nanoTime() + Math.max(0, timeoutNanos), onTimeout));
+        armed.add(new Limit(watched, EngineClock.nanoTime() + Math.max(0, timeoutNanos), onTimeout));
         startTicking();
     }
 
@@ -95,7 +95,7 @@ public final class CoarseTimeouts implements AutoCloseable {
     }
 
     private void tick() {
-        long now = System.nanoTime();
+        long now = EngineClock.nanoTime();
         boolean any = false;
         for (Iterator<Limit> limits = armed.iterator(); limits.hasNext();) {
             Limit limit = limits.next();

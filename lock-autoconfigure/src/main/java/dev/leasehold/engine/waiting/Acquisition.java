@@ -18,6 +18,7 @@ import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.support.EngineClock;
 
 /**
  * One wait for a lock, from joining the key's local queue to the grant or giving up, as a chain of steps
@@ -94,7 +95,7 @@ final class Acquisition {
         this.keys = keys;
         this.mode = mode;
         this.owner = owner;
-        this.startedAt = System.nanoTime();
+        this.startedAt = EngineClock.nanoTime();
         this.waitNanos = waitNanos;
         this.deadline = startedAt + waitNanos;
         this.renewed = fixedLeaseMillis == null;
@@ -148,7 +149,7 @@ final class Acquisition {
 
     private void enterGate() {
         waiter = line.enter(takeOverMode, owner);
-        then(until(waiter.turn(), deadline - System.nanoTime()), this::turnCame);
+        then(until(waiter.turn(), deadline - EngineClock.nanoTime()), this::turnCame);
     }
 
     private void turnCame() {
@@ -202,8 +203,8 @@ final class Acquisition {
         token = context.tokens.next();
         // a queued writer keeps new readers out by its place in the queue; without a queue, by a mark
         writerWaitingMillis = mode == LockMode.READ || queues ? 0
-                : Math.min(leaseMillis, Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
-        sentAt = System.nanoTime();
+                : Math.min(leaseMillis, Math.max(0, (deadline - EngineClock.nanoTime()) / 1_000_000L));
+        sentAt = EngineClock.nanoTime();
         joinedQueue = queues && deadline - sentAt > 0;
         try {
             reply = context.server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinedQueue);
@@ -246,7 +247,7 @@ final class Acquisition {
             stop();
             return;
         }
-        long leftNanos = deadline - System.nanoTime();
+        long leftNanos = deadline - EngineClock.nanoTime();
         // a wait without a time limit ends once its tries failed for a whole lease, rather than block for ever
         boolean unreachable = waitNanos >= WaitContext.UNBOUNDED_WAIT_NANOS
                 && failures.failingFor(context.settings.leaseTime());
@@ -278,11 +279,11 @@ final class Acquisition {
 
     /** The subscription's confirmation is awaited at most the Redis timeout, and never past the deadline. */
     private long confirmationWait() {
-        return Math.min(context.settings.redisTimeout().toNanos(), deadline - System.nanoTime());
+        return Math.min(context.settings.redisTimeout().toNanos(), deadline - EngineClock.nanoTime());
     }
 
     private void sleep(Grant refused) {
-        long leftNanos = deadline - System.nanoTime();
+        long leftNanos = deadline - EngineClock.nanoTime();
         long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(queues
                 ? Math.min(refused.blockedForMillis(), context.settings.fairQueue().refreshMillis())
                 : refused.blockedForMillis()));
@@ -325,7 +326,7 @@ final class Acquisition {
             line.granted(lock, reservedThrough); // a reader passes the turn on: readers share the key
         }
         ended.accept(this);
-        context.observer.acquired(keys.logicalKey(), mode, System.nanoTime() - startedAt);
+        context.observer.acquired(keys.logicalKey(), mode, EngineClock.nanoTime() - startedAt);
         lock.attempt = attempt; // its hold ends at release or loss (LockEndings)
         attempt.granted(lock.fencingToken());
         if (!result.complete(lock)) {
@@ -364,7 +365,7 @@ final class Acquisition {
             attempt.cancelled();
             return; // cancelled: the caller gave up, which is neither a timeout nor a failure
         }
-        context.observer.notAcquired(keys.logicalKey(), mode, System.nanoTime() - startedAt,
+        context.observer.notAcquired(keys.logicalKey(), mode, EngineClock.nanoTime() - startedAt,
                 error != null ? error.getCause() : null);
         if (error != null) {
             attempt.failed(error.getCause() != null ? error.getCause() : error);

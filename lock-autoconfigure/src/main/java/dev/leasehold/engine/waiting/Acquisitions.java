@@ -20,6 +20,7 @@ import dev.leasehold.engine.key.KeyLines;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.support.CoarseTimeouts;
+import dev.leasehold.engine.support.EngineClock;
 import dev.leasehold.engine.support.LockTokens;
 import dev.leasehold.engine.support.StarterThreads;
 
@@ -58,7 +59,7 @@ public final class Acquisitions implements AutoCloseable {
     public Acquisitions(LockServer server, LockEngineSettings settings, LockTokens tokens, KeyLines lines,
             Holdings holdings, LockObserver observer, CompletableFuture<Void> shutdown, CoarseTimeouts timeouts) {
         this.timerThreads = new StarterThreads("leasehold-waits");
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, timerThreads);
+        ScheduledThreadPoolExecutor timer = EngineClock.scheduler(timerThreads);
         timer.setRemoveOnCancelPolicy(true);
         ReleaseSignals signals = new ReleaseSignals(server, timer, settings.subscriptionLinger());
         this.context = new WaitContext(server, settings, tokens, signals, lines, holdings, observer, shutdown, timer, timeouts);

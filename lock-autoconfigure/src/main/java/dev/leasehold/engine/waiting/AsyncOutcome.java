@@ -11,6 +11,7 @@ import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
 import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.support.EngineClock;
 
 /**
  * What {@code tryLockAsync} returns for an {@link Acquisition}: a stage its caller may cancel (the wait then
@@ -23,7 +24,7 @@ import dev.leasehold.engine.server.LockServerException;
  */
 final class AsyncOutcome {
 
-    private static final Executor DELIVERY = new CompletableFuture<Void>().defaultExecutor();
+    private static final Executor DELIVERY = EngineClock.deliveries();
 
     private AsyncOutcome() {
     }

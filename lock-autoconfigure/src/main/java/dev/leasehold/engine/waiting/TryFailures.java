@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.support.EngineClock;
 
 /**
  * The failed tries of one wait (Redis errors, replies that did not come): the error a wait that runs out ends with,
@@ -50,7 +51,7 @@ final class TryFailures {
 
     /** A wait without a time limit ends once its tries failed for a whole lease, rather than block for ever. */
     boolean failingFor(Duration lease) {
-        return last != null && System.nanoTime() - failingSinceNanos >= lease.toNanos();
+        return last != null && EngineClock.nanoTime() - failingSinceNanos >= lease.toNanos();
     }
 
     /** The error a wait ends with after failing tries ({@code forALease}: a wait without a time limit gave up). */

@@ -1,0 +1,86 @@
+package dev.leasehold.engine.support;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+
+/**
+ * The engine's one source of time, and of the executors whose delays follow it. In production it is
+ * {@link System#nanoTime()} and plain {@link ScheduledThreadPoolExecutor}s: the switch is a {@code static final}
+ * read once per JVM, so the JIT folds {@link #nanoTime()} to the system call (no indirection on the hot path).
+ * A test JVM started with {@code -Dleasehold.engine.virtual-clock=true} may {@link #install} a virtual
+ * {@link Source} (the deterministic explorer): time then moves only when the test says, and the engine's
+ * timers, timeouts and asynchronous deliveries run when the test runs them. Until one is installed, such a JVM
+ * runs on the system's clock like any other.
+ */
+public final class EngineClock {
+
+    /** Whether this JVM may replace the clock; read once, so production code pays nothing for it. */
+    private static final boolean VIRTUAL = Boolean.getBoolean("leasehold.engine.virtual-clock");
+
+    private static final Executor DELIVERIES = new CompletableFuture<Void>().defaultExecutor();
+
+    private static volatile Source source;
+
+    private EngineClock() {
+    }
+
+    /** A replacement for the system's time and the engine's executors (tests only). */
+    public interface Source {
+
+        long nanoTime();
+
+        /** A single-threaded scheduler whose delays follow {@link #nanoTime()}. */
+        ScheduledThreadPoolExecutor scheduler(ThreadFactory threads);
+
+        /** Where asynchronous results are handed to their callers (the default async pool in production). */
+        Executor deliveries();
+    }
+
+    /** Now, as the engine measures time: {@link System#nanoTime()} unless a test installed a virtual clock. */
+    public static long nanoTime() {
+        return VIRTUAL ? virtualNanoTime() : System.nanoTime();
+    }
+
+    private static long virtualNanoTime() {
+        Source virtual = source;
+        return virtual != null ? virtual.nanoTime() : System.nanoTime();
+    }
+
+    /** The single-threaded scheduler of one of the engine's roles (watchdog, waits, timeouts). */
+    public static ScheduledThreadPoolExecutor scheduler(ThreadFactory threads) {
+        Source virtual = VIRTUAL ? source : null;
+        return virtual != null ? virtual.scheduler(threads) : new ScheduledThreadPoolExecutor(1, threads);
+    }
+
+    /**
+     * Where asynchronous acquisitions hand their result to the caller. Read once (a constant of the engine): in a
+     * JVM that may replace the clock, it asks at each hand-over whether a virtual clock is installed by then.
+     */
+    public static Executor deliveries() {
+        if (!VIRTUAL) {
+            return DELIVERIES;
+        }
+        return work -> {
+            Source virtual = source;
+            (virtual != null ? virtual.deliveries() : DELIVERIES).execute(work);
+        };
+    }
+
+    /** Whether this JVM was started so that a virtual clock may be installed. */
+    public static boolean replaceable() {
+        return VIRTUAL;
+    }
+
+    /**
+     * Installs a virtual clock (before the first engine is made); only in a JVM started with
+     * {@code -Dleasehold.engine.virtual-clock=true}.
+     */
+    public static void install(Source virtual) {
+        if (!VIRTUAL) {
+            throw new IllegalStateException("start the JVM with -Dleasehold.engine.virtual-clock=true");
+        }
+        source = virtual;
+    }
+}

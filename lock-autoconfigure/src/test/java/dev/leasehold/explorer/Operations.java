@@ -1,0 +1,312 @@
+package dev.leasehold.explorer;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+import dev.leasehold.LockAcquisitionException;
+import dev.leasehold.LockHandle;
+import dev.leasehold.LockMode;
+import dev.leasehold.campaign.FencedStore;
+import dev.leasehold.campaign.History;
+
+/**
+ * What callers do in a run, each operation handed to a {@link Client} (blocking ones block it, as they would
+ * block a caller), and what the checker needs recorded of it: sections (grant to close, with the fenced store's
+ * verdict), waits with their deadlines, losses, failures. Bookkeeping is synchronized on this object: the
+ * explorer's thread (asynchronous results) and a client may record at once.
+ */
+final class Operations {
+
+    /** An asynchronous wait in progress. */
+    record Pending(Client.Instance instance, String key, CompletableFuture<Optional<LockHandle>> future, long start,
+            long deadline) {
+    }
+
+    private final History history;
+
+    private final FencedStore store = new FencedStore();
+
+    private final SimWorld world;
+
+    private final Random random;
+
+    private final List<String> keys;
+
+    private final Duration lease;
+
+    final List<Section> open = new ArrayList<>();
+
+    final List<History.Section> ended = new ArrayList<>();
+
+    /** Ended sections' handles, asked at the end whether they were told of a loss. */
+    final List<LockHandle> endedHandles = new ArrayList<>();
+
+    final List<Pending> pending = new ArrayList<>();
+
+    /** Blocking waits in progress (recorded as deadlines at the end if they never returned). */
+    final List<History.Deadline> blockingWaits = new ArrayList<>();
+
+    Operations(History history, SimWorld world, Random random, List<String> keys, Duration lease) {
+        this.history = history;
+        this.world = world;
+        this.random = random;
+        this.keys = keys;
+        this.lease = lease;
+    }
+
+    private Duration someWait() {
+        return switch (random.nextInt(5)) {
+            case 0 -> Duration.ZERO;
+            case 1 -> Duration.ofMillis(20);
+            case 2 -> Duration.ofMillis(300);
+            case 3 -> Duration.ofSeconds(2);
+            default -> Duration.ofSeconds(6);
+        };
+    }
+
+    private Duration someLease() {
+        return random.nextInt(4) == 0 ? lease.multipliedBy(2) : null;
+    }
+
+    private String someKey() {
+        return keys.get(random.nextInt(keys.size()));
+    }
+
+    /** Picks an operation for an idle client and hands it over; its name for the trace. */
+    String start(Client client) {
+        Client.Instance instance = client.instance;
+        List<Section> mine = sections(instance, client);
+        int choice = random.nextInt(100);
+        if (choice < 28) {
+            return tryLock(client, someKey(), someWait(), someLease());
+        }
+        if (choice < 56) {
+            return tryLockAsync(client, someKey(), someWait(), someLease());
+        }
+        if (mine.isEmpty()) {
+            return tryLockAsync(client, someKey(), someWait(), null);
+        }
+        Section section = mine.get(random.nextInt(mine.size()));
+        if (choice < 74) {
+            return close(client, section, false);
+        }
+        if (choice < 82) {
+            return close(client, section, true);
+        }
+        if (choice < 88 && section.owner == client) {
+            return reenter(client, section);
+        }
+        if (choice < 94 || !section.fixedLease) {
+            return holdAtLeast(client, section);
+        }
+        return extend(client, section);
+    }
+
+    /** Sections a client may close: its own thread-bound ones, and its instance's unbound ones. */
+    synchronized List<Section> sections(Client.Instance instance, Client client) {
+        return open.stream().filter(section -> section.instance == instance && !section.closing
+                && (section.owner == null || section.owner == client)).toList();
+    }
+
+    String tryLock(Client client, String key, Duration wait, Duration leaseTime) {
+        String what = client.getName() + " tryLock " + key + " wait " + wait.toMillis() + " ms" + lease(leaseTime);
+        client.hand(what, () -> {
+            long start = history.now();
+            History.Deadline waiting = new History.Deadline(client.instance.name, key, start, start + wait.toNanos(),
+                    Long.MAX_VALUE);
+            synchronized (this) {
+                blockingWaits.add(waiting);
+            }
+            // this thread holding the key already: a re-entry (granted only while its holding is held)
+            Section outer = outerSection(client, key);
+            boolean heldBefore = outer == null || outer.handle.isHeld();
+            try {
+                Optional<LockHandle> handle = client.instance.engine.tryLock(key, LockMode.EXCLUSIVE, wait, leaseTime);
+                waitEnded(waiting, handle.isPresent() ? "granted" : wait.isZero() ? "refused" : "timed-out");
+                handle.ifPresent(granted -> granted(client.instance, key, granted, outer != null,
+                        outer != null ? "re-entry" : "tryLock", start, heldBefore, client).fixedLease = leaseTime != null);
+            }
+            catch (RuntimeException ex) {
+                waitEnded(waiting, "failed");
+                failed("tryLock", client.instance, key, ex);
+            }
+        });
+        return what;
+    }
+
+    private synchronized void waitEnded(History.Deadline waiting, String outcome) {
+        blockingWaits.remove(waiting);
+        history.deadline(new History.Deadline(waiting.instance(), waiting.key(), waiting.start(), waiting.deadline(),
+                history.now()));
+        history.waited(waiting.instance(), waiting.key(), waiting.start(), outcome);
+    }
+
+    String tryLockAsync(Client client, String key, Duration wait, Duration leaseTime) {
+        String what = client.getName() + " tryLockAsync " + key + " wait " + wait.toMillis() + " ms" + lease(leaseTime);
+        client.hand(what, () -> {
+            long start = history.now();
+            CompletableFuture<Optional<LockHandle>> future = client.instance.engine
+                .tryLockAsync(key, LockMode.EXCLUSIVE, wait, leaseTime).toCompletableFuture();
+            Pending waiting = new Pending(client.instance, key, future, start, start + wait.toNanos());
+            synchronized (this) {
+                pending.add(waiting);
+            }
+            future.whenComplete((handle, error) -> {
+                synchronized (this) {
+                    pending.remove(waiting);
+                    history.deadline(new History.Deadline(client.instance.name, key, start, waiting.deadline, history.now()));
+                }
+                if (error != null) {
+                    Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                    history.waited(client.instance.name, key, start, "failed");
+                    if (!(cause instanceof CancellationException)) {
+                        failed("tryLockAsync", client.instance, key, cause);
+                    }
+                    return;
+                }
+                history.waited(client.instance.name, key, start, handle.isPresent() ? "granted"
+                        : wait.isZero() ? "refused" : "timed-out");
+                handle.ifPresent(granted -> granted(client.instance, key, granted, false, "tryLockAsync", start, true, null)
+                    .fixedLease = leaseTime != null);
+            });
+        });
+        return what;
+    }
+
+    private synchronized Section outerSection(Client client, String key) {
+        return open.stream().filter(section -> section.owner == client && section.key.equals(key) && !section.closing)
+            .findFirst().orElse(null);
+    }
+
+    String reenter(Client client, Section outer) {
+        String what = client.getName() + " re-enter " + outer;
+        client.hand(what, () -> {
+            boolean heldBefore = outer.handle.isHeld();
+            long start = history.now();
+            try {
+                Optional<LockHandle> handle = client.instance.engine.tryLock(outer.key, LockMode.EXCLUSIVE, Duration.ZERO, null);
+                handle.ifPresent(granted -> granted(client.instance, outer.key, granted, true, "re-entry", start, heldBefore,
+                        client));
+            }
+            catch (RuntimeException ex) {
+                failed("re-entry", client.instance, outer.key, ex);
+            }
+        });
+        return what;
+    }
+
+    String close(Client client, Section section, boolean async) {
+        String what = client.getName() + (async ? " closeAsync " : " close ") + section;
+        synchronized (this) {
+            section.closing = true;
+        }
+        client.hand(what, () -> {
+            end(section, history.now(), false);
+            try {
+                if (async) {
+                    section.handle.closeAsync();
+                }
+                else {
+                    section.handle.close();
+                }
+            }
+            catch (RuntimeException ex) {
+                failed("close", client.instance, section.key, ex);
+            }
+        });
+        return what;
+    }
+
+    String holdAtLeast(Client client, Section section) {
+        Duration hold = Duration.ofMillis(50 + random.nextInt(950)); // at most 1 s: the leftovers check waits that long
+        String what = client.getName() + " holdAtLeast " + hold.toMillis() + " ms " + section;
+        client.hand(what, () -> {
+            synchronized (this) {
+                section.holdNanos = Math.max(section.holdNanos, hold.toNanos());
+            }
+            client.instance.engine.holdAtLeast(section.handle, hold);
+        });
+        return what;
+    }
+
+    String extend(Client client, Section section) {
+        Duration to = lease.multipliedBy(1 + random.nextInt(3));
+        String what = client.getName() + " extend " + section + " to " + to.toMillis() + " ms";
+        client.hand(what, () -> {
+            try {
+                section.handle.extend(to);
+            }
+            catch (RuntimeException ex) {
+                failed("extend", client.instance, section.key, ex);
+            }
+        });
+        return what;
+    }
+
+    /** The engine's close: every section of the instance ends there (it releases them, and its callers know). */
+    String closeEngine(Client client) {
+        Client.Instance instance = client.instance;
+        instance.closing = true;
+        String what = client.getName() + " engine close " + instance.name;
+        client.hand(what, () -> {
+            long at = history.now();
+            List<Section> cut;
+            synchronized (this) {
+                cut = open.stream().filter(section -> section.instance == instance && !section.closing).toList();
+                cut.forEach(section -> section.closing = true);
+            }
+            cut.forEach(section -> end(section, at, true));
+            instance.engine.close();
+            instance.closedAt = history.now();
+            instance.closed = true;
+        });
+        return what;
+    }
+
+    private Section granted(Client.Instance instance, String key, LockHandle handle, boolean reentry, String op, long start,
+            boolean heldBefore, Client owner) {
+        long now = history.now();
+        boolean readAccepted = store.read(key, handle.fencingToken());
+        Section section = new Section(history.nextId(), instance, key, handle, reentry, op, start, now, heldBefore,
+                readAccepted, owner);
+        synchronized (this) {
+            if (instance.closing) {
+                // granted as the engine closed: it ends at once
+                section.closing = true;
+                open.add(section);
+                end(section, now, true);
+                return section;
+            }
+            open.add(section);
+        }
+        world.trace("   granted " + section + (reentry && !heldBefore ? " (its holding said it was not held)" : ""));
+        return section;
+    }
+
+    private synchronized void end(Section section, long at, boolean byShutdown) {
+        open.remove(section);
+        History.Verdict verdict = !section.readAccepted ? History.Verdict.READ_REFUSED
+                : store.write(section.key, section.token) ? History.Verdict.ACCEPTED : History.Verdict.WRITE_REFUSED;
+        ended.add(new History.Section(section.id, section.instance.name, section.key, false, section.token,
+                section.reentry, section.op, section.callStart, section.grantedAt, Math.max(at, section.grantedAt),
+                byShutdown ? 0 : section.holdNanos, verdict, section.heldBefore, false, byShutdown));
+        endedHandles.add(section.handle);
+    }
+
+    private void failed(String op, Client.Instance instance, String key, Throwable error) {
+        boolean documented = error instanceof LockAcquisitionException;
+        history.failure(new History.Failure(op, instance.name, key, error.getClass().getName(),
+                String.valueOf(error.getMessage()), history.now(), documented));
+        world.trace("   " + op + " on " + key + " threw " + error);
+    }
+
+    private static String lease(Duration leaseTime) {
+        return leaseTime == null ? "" : " lease " + leaseTime.toMillis() + " ms";
+    }
+}

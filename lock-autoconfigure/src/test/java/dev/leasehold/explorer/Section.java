@@ -1,0 +1,61 @@
+package dev.leasehold.explorer;
+
+import dev.leasehold.LockHandle;
+
+/** A critical section in progress: a handle a caller received, until the caller closes it. */
+final class Section {
+
+    final int id;
+
+    final Client.Instance instance;
+
+    final String key;
+
+    final LockHandle handle;
+
+    final long token;
+
+    final boolean reentry;
+
+    final String op;
+
+    final long callStart;
+
+    final long grantedAt;
+
+    final boolean heldBefore;
+
+    /** Whether the fenced store accepted its read at the start. */
+    final boolean readAccepted;
+
+    /** Bound to a client's thread (a blocking tryLock), or to none (async). */
+    final Client owner;
+
+    /** Taken with a fixed lease (no watchdog): the only kind extend() is for. */
+    boolean fixedLease;
+
+    long holdNanos;
+
+    boolean closing;
+
+    Section(int id, Client.Instance instance, String key, LockHandle handle, boolean reentry, String op, long callStart,
+            long grantedAt, boolean heldBefore, boolean readAccepted, Client owner) {
+        this.id = id;
+        this.instance = instance;
+        this.key = key;
+        this.handle = handle;
+        this.token = handle.fencingToken();
+        this.reentry = reentry;
+        this.op = op;
+        this.callStart = callStart;
+        this.grantedAt = grantedAt;
+        this.heldBefore = heldBefore;
+        this.readAccepted = readAccepted;
+        this.owner = owner;
+    }
+
+    @Override
+    public String toString() {
+        return op + "#" + id + "[" + instance.name + " " + key + " token=" + token + "]";
+    }
+}

@@ -1,0 +1,328 @@
+package dev.leasehold.explorer;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.KeyState;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockServerException;
+
+/**
+ * One engine's connection to the simulated Redis, as the engine sees it: every step is queued, in call order (one
+ * ordered connection); the explorer decides when the server runs the next one, and when (and whether) its reply
+ * comes back. Release messages and subscriptions go through a second queue (the subscription connection), so they
+ * may overtake replies or fall behind them. Thread-safe: engine threads call in, the explorer drains.
+ */
+final class SimConnection implements LockServer {
+
+    /** A step queued on the connection: what it does on the server, and who waits for its reply. */
+    private static final class Step {
+
+        final String what;
+
+        final Supplier<Object> onServer;
+
+        final CompletableFuture<Object> reply = new CompletableFuture<>();
+
+        Object result;
+
+        Step(String what, Supplier<Object> onServer) {
+            this.what = what + (Thread.currentThread().getName().startsWith("main") ? "" : " [from " + Thread.currentThread().getName() + "]");
+            this.onServer = onServer;
+        }
+    }
+
+    /** A release message, or a subscription change, on the subscription connection. */
+    private record PubSub(String channel, String kind, CompletableFuture<Void> done) {
+    }
+
+    final String name;
+
+    private final SimRedis redis;
+
+    private final ArrayDeque<Step> sent = new ArrayDeque<>();
+
+    private final ArrayDeque<Step> answered = new ArrayDeque<>();
+
+    private final ArrayDeque<PubSub> pubSub = new ArrayDeque<>();
+
+    private final Set<String> subscribed = new LinkedHashSet<>();
+
+    /** Owner tokens this connection ever acquired with (the leftovers check after close looks for them). */
+    final Set<String> tokens = new HashSet<>();
+
+    private volatile Consumer<String> releaseListener = channel -> {
+    };
+
+    private volatile Runnable lostListener = () -> {
+    };
+
+    SimConnection(String name, SimRedis redis) {
+        this.name = name;
+        this.redis = redis;
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer) {
+        Step step = new Step(what, onServer);
+        synchronized (this) {
+            sent.add(step);
+        }
+        return (CompletableFuture<T>) step.reply;
+    }
+
+    // ---- the explorer's side
+
+    synchronized boolean hasSent() {
+        return !sent.isEmpty();
+    }
+
+    synchronized boolean hasAnswered() {
+        return !answered.isEmpty();
+    }
+
+    synchronized boolean hasPubSub() {
+        return !pubSub.isEmpty();
+    }
+
+    /** The server runs the next step sent; {@code drop}: it never arrived (the reply says no reply came). */
+    String runNext(boolean drop) {
+        Step step;
+        synchronized (this) {
+            step = sent.poll();
+        }
+        if (drop) {
+            step.reply.completeExceptionally(noReply("dropped before it reached Redis: " + step.what));
+            return "drop " + step.what;
+        }
+        try {
+            step.result = step.onServer.get();
+        }
+        catch (RuntimeException ex) {
+            step.result = ex;
+        }
+        synchronized (this) {
+            answered.add(step);
+        }
+        return "run " + step.what + " -> " + describe(step.result);
+    }
+
+    /** The next reply comes back; {@code lose}: it is lost (the driver's timeout: no reply). */
+    String answerNext(boolean lose) {
+        Step step;
+        synchronized (this) {
+            step = answered.poll();
+        }
+        if (lose) {
+            step.reply.completeExceptionally(noReply("reply lost: " + step.what));
+            return "lose reply of " + step.what;
+        }
+        if (step.result instanceof RuntimeException ex) {
+            step.reply.completeExceptionally(ex);
+        }
+        else {
+            step.reply.complete(step.result);
+        }
+        return "answer " + step.what + " -> " + describe(step.result);
+    }
+
+    /** The next message or subscription change on the subscription connection. */
+    String pubSubNext() {
+        PubSub next;
+        synchronized (this) {
+            next = pubSub.poll();
+        }
+        switch (next.kind) {
+            case "subscribe" -> {
+                synchronized (this) {
+                    subscribed.add(next.channel);
+                }
+                next.done.complete(null);
+                releaseListener.accept(next.channel); // a confirmation: a release may have been missed before it
+            }
+            case "unsubscribe" -> {
+                synchronized (this) {
+                    subscribed.remove(next.channel);
+                }
+                next.done.complete(null);
+            }
+            default -> releaseListener.accept(next.channel);
+        }
+        return next.kind + " " + next.channel;
+    }
+
+    /** A PUBLISH on the server: queued for delivery if this connection is subscribed now. */
+    synchronized void published(String channel) {
+        if (subscribed.contains(channel)) {
+            pubSub.add(new PubSub(channel, "message", null));
+        }
+    }
+
+    /** Redis restarted: what was sent or answered gets no reply; the subscription drops and is made again. */
+    void restarted() {
+        List<Step> lost;
+        List<String> channels;
+        synchronized (this) {
+            lost = new ArrayList<>(sent);
+            lost.addAll(answered);
+            sent.clear();
+            answered.clear();
+            pubSub.removeIf(entry -> entry.kind.equals("message"));
+            channels = new ArrayList<>(subscribed);
+            subscribed.clear();
+        }
+        lost.forEach(step -> step.reply.completeExceptionally(noReply("connection reset: " + step.what)));
+        lostListener.run();
+        for (String channel : channels) {
+            synchronized (this) {
+                pubSub.add(new PubSub(channel, "subscribe", new CompletableFuture<>()));
+            }
+        }
+    }
+
+    private static LockServerException noReply(String what) {
+        return new LockServerException(LockServerException.Kind.NO_REPLY, "simulated: " + what, null);
+    }
+
+    private static String describe(Object result) {
+        if (result instanceof Grant grant) {
+            return grant.granted() ? "granted " + grant.fencingToken() + ".." + grant.reservedThrough()
+                    : "refused " + grant.blockedForMillis() + " ms";
+        }
+        if (result instanceof RuntimeException ex) {
+            return ex.getClass().getSimpleName() + ": " + ex.getMessage();
+        }
+        return String.valueOf(result);
+    }
+
+    private String token(String token) {
+        return redis.world.tokenName(token);
+    }
+
+    // ---- LockServer
+
+    @Override
+    public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
+            long writerWaitingMillis, String waiterId, boolean joinQueue) {
+        if (mode == LockMode.READ) {
+            return CompletableFuture.failedFuture(new LockServerException(LockServerException.Kind.REFUSED,
+                    "readers are not simulated", null));
+        }
+        synchronized (this) {
+            tokens.add(token);
+        }
+        return send(name + " acquire " + keys.logicalKey() + " " + token(token) + (joinQueue ? " queue" : ""),
+                () -> redis.acquire(keys, token, leaseMillis, waiterId, joinQueue));
+    }
+
+    @Override
+    public boolean queuesWaiters() {
+        return true;
+    }
+
+    @Override
+    public boolean reservesFences() {
+        return true;
+    }
+
+    @Override
+    public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
+        return send(name + " reserve " + keys.logicalKey() + " " + token(token),
+                () -> redis.reserveFences(keys, token, leaseMillis));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
+        return send(name + " renew " + keys.logicalKey() + " " + token(token),
+                () -> redis.renew(keys, token, leaseMillis));
+    }
+
+    /** One step for the whole batch, as renew_exclusive_many.lua: one reply for all. */
+    @Override
+    @SuppressWarnings("unchecked")
+    public List<CompletableFuture<Boolean>> renewAll(List<Renewal> renewals) {
+        List<Renewal> batch = List.copyOf(renewals);
+        StringBuilder what = new StringBuilder(name + " renew-batch");
+        batch.forEach(renewal -> what.append(' ').append(renewal.keys().logicalKey()).append(" ")
+            .append(token(renewal.token())));
+        CompletableFuture<List<Boolean>> reply = send(what.toString(), () -> {
+            List<Boolean> renewed = new ArrayList<>();
+            batch.forEach(renewal -> renewed.add(redis.renew(renewal.keys(), renewal.token(), renewal.leaseMillis())));
+            return renewed;
+        });
+        List<CompletableFuture<Boolean>> answers = new ArrayList<>();
+        for (int i = 0; i < batch.size(); i++) {
+            int index = i;
+            answers.add(reply.thenApply(renewed -> renewed.get(index)));
+        }
+        return answers;
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
+        return release(keys, mode, token, 0);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
+        return send(name + " release " + keys.logicalKey() + " " + token(token) + (keepMillis > 0 ? " keep " + keepMillis : ""),
+                () -> redis.release(keys, token, keepMillis));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
+        return send(name + " withdraw " + keys.logicalKey(), () -> redis.withdraw(keys, waiterId));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> isLocked(LockKeys keys) {
+        return send(name + " is-locked " + keys.logicalKey(), () -> redis.isLocked(keys));
+    }
+
+    @Override
+    public CompletableFuture<KeyState> inspect(LockKeys keys) {
+        return send(name + " inspect " + keys.logicalKey(), () -> {
+            boolean held = redis.isLocked(keys);
+            return new KeyState(keys.logicalKey(), held, held ? LockMode.EXCLUSIVE : null, 0,
+                    redis.leaseLeftMillis(keys), false, redis.counter(keys));
+        });
+    }
+
+    @Override
+    public void onRelease(Consumer<String> channelListener) {
+        this.releaseListener = channelListener;
+    }
+
+    @Override
+    public void onSubscriptionLost(Runnable listener) {
+        this.lostListener = listener;
+    }
+
+    @Override
+    public synchronized CompletableFuture<Void> subscribe(String channel) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        pubSub.add(new PubSub(channel, "subscribe", done));
+        return done;
+    }
+
+    @Override
+    public synchronized CompletableFuture<Void> unsubscribe(String channel) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        pubSub.add(new PubSub(channel, "unsubscribe", done));
+        return done;
+    }
+
+    @Override
+    public void close() {
+    }
+}

@@ -1,0 +1,337 @@
+package dev.leasehold.explorer;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer.FenceBlock;
+
+/**
+ * The data of one simulated Redis and the exclusive-lock scripts' semantics on it, step for step as the
+ * {@code .lua} files (acquire_exclusive, fence, release_exclusive, renew_exclusive(_many), reserve_fences,
+ * withdraw, queue, is_locked): owner tokens in the lock's value ('token@last fencing token'), compare-then-act
+ * release and renewal, the clock rule of fencing tokens with the counter key's retention (lease + 60 s after its
+ * last write), reserved blocks for hand-offs, the fair queue with its grants ('queue-grant:member') and the
+ * entries' expiry, leases as expiries on the virtual clock. Readers (READ mode) are not simulated.
+ * Runs only on the explorer's thread (one command at a time, as Redis).
+ */
+final class SimRedis {
+
+    /** The server's clock in µs: the virtual clock on an epoch far from 0, as TIME answers. */
+    private static final long EPOCH_MICROS = 1_790_000_000_000_000L;
+
+    private record Value(String text, long expiresAtMicros) {
+    }
+
+    final SimWorld world;
+
+    private final FairQueue queue;
+
+    private final int tokenBlock;
+
+    /** Strings (lock values, counters) with their expiries; Long.MAX_VALUE for none. */
+    private final Map<String, Value> strings = new HashMap<>();
+
+    /** Queues: member -> arrival µs, in arrival order (ZADD NX keeps a member's place). */
+    private final Map<String, LinkedHashMap<String, Long>> queues = new HashMap<>();
+
+    /** Queue entry expiries (ms) per queue, and the expiry of the queue keys themselves. */
+    private final Map<String, Map<String, Long>> queueExpiries = new HashMap<>();
+
+    private final Map<String, Long> queueKeyExpiresAtMicros = new HashMap<>();
+
+    /** Where PUBLISH goes: (channel, message). */
+    private final BiConsumer<String, String> publish;
+
+    /** Fencing tokens the server handed out on a key: {@code first} to {@code last} (a grant, or a reserved block). */
+    record Issued(String key, long first, long last, long atNanos) {
+    }
+
+    /** Every token block issued, in order: the server's truth the checker reads (tokens only go up). */
+    final List<Issued> issued = new ArrayList<>();
+
+    SimRedis(SimWorld world, FairQueue queue, BiConsumer<String, String> publish) {
+        this.world = world;
+        this.queue = queue;
+        this.tokenBlock = queue.tokenBlock();
+        this.publish = publish;
+    }
+
+    long micros() {
+        return EPOCH_MICROS + world.now() / 1000;
+    }
+
+    // ---- strings with expiry
+
+    private String get(String key) {
+        Value value = strings.get(key);
+        if (value != null && value.expiresAtMicros - micros() <= 0) {
+            strings.remove(key);
+            return null;
+        }
+        return value == null ? null : value.text;
+    }
+
+    private void set(String key, String text, long px) {
+        strings.put(key, new Value(text, micros() + px * 1000));
+    }
+
+    private void pexpire(String key, long px) {
+        String text = get(key);
+        if (text != null) {
+            set(key, text, px);
+        }
+    }
+
+    private long pttl(String key) {
+        String text = get(key);
+        return text == null ? -2 : (strings.get(key).expiresAtMicros - micros()) / 1000;
+    }
+
+    /** The owner's value, as Redis holds it (tests: a key lost as by a failover). */
+    void delete(String key) {
+        strings.remove(key);
+    }
+
+    /** Redis restarted without persistence. */
+    void flushAll() {
+        strings.clear();
+        queues.clear();
+        queueExpiries.clear();
+        queueKeyExpiresAtMicros.clear();
+    }
+
+    // ---- owner.lua
+
+    private static Long ownersLastFence(String value, String token) {
+        if (value == null || !value.startsWith(token)) {
+            return null;
+        }
+        if (value.length() == token.length()) {
+            return 0L;
+        }
+        if (value.charAt(token.length()) != '@') {
+            return null;
+        }
+        return Long.parseLong(value.substring(token.length() + 1));
+    }
+
+    // ---- fence.lua (clock rule)
+
+    private void counterWrite(String fenceKey, long last, long retainMs) {
+        set(fenceKey, Long.toString(last), retainMs);
+    }
+
+    private long[] grantFence(String fenceKey, long lease, long above, boolean counterAbsent) {
+        long now = micros();
+        long fence = Math.max(now, above + 1);
+        if (!counterAbsent) {
+            String counter = get(fenceKey);
+            fence = Math.max(fence, (counter == null ? 0 : Long.parseLong(counter)) + 1);
+        }
+        long last = fence + tokenBlock - 1;
+        if (last >= now + lease * 1000 - 1000) {
+            counterWrite(fenceKey, last, lease + 60000);
+        }
+        return new long[] { fence, last };
+    }
+
+    // ---- queue.lua
+
+    private boolean queueExists(String queueKey) {
+        Long expiresAt = queueKeyExpiresAtMicros.get(queueKey);
+        if (expiresAt != null && expiresAt - micros() <= 0) {
+            queues.remove(queueKey);
+            queueExpiries.remove(queueKey);
+            queueKeyExpiresAtMicros.remove(queueKey);
+        }
+        LinkedHashMap<String, Long> members = queues.get(queueKey);
+        return members != null && !members.isEmpty();
+    }
+
+    private void pruneQueue(String queueKey, long nowMs) {
+        if (!queueExists(queueKey)) {
+            return;
+        }
+        Map<String, Long> expiries = queueExpiries.get(queueKey);
+        expiries.entrySet().removeIf(entry -> {
+            if (entry.getValue() <= nowMs) {
+                queues.get(queueKey).remove(entry.getKey());
+                return true;
+            }
+            return false;
+        });
+    }
+
+    private void enqueue(String queueKey, String member, long nowMicros, long entryMs) {
+        queueExists(queueKey);
+        queues.computeIfAbsent(queueKey, k -> new LinkedHashMap<>()).putIfAbsent(member, nowMicros);
+        queueExpiries.computeIfAbsent(queueKey, k -> new HashMap<>()).put(member, nowMicros / 1000 + entryMs);
+        queueKeyExpiresAtMicros.put(queueKey, micros() + entryMs * 1000);
+    }
+
+    private void dequeue(String queueKey, String member) {
+        if (queues.containsKey(queueKey)) {
+            queues.get(queueKey).remove(member);
+            queueExpiries.get(queueKey).remove(member);
+        }
+    }
+
+    private String head(String queueKey) {
+        return queueExists(queueKey) ? queues.get(queueKey).keySet().iterator().next() : null;
+    }
+
+    private void wakeQueueHead(LockKeys keys, long nowMs) {
+        pruneQueue(keys.queue(), nowMs);
+        String head = head(keys.queue());
+        if (head == null) {
+            return;
+        }
+        // no readers: the head is a writer (exclusive)
+        set(keys.lock(), "queue-grant:" + head, queue.claimMillis());
+        publish.accept(keys.channel() + ":" + head.substring(0, head.length() - 2), "g");
+    }
+
+    // ---- the scripts
+
+    Grant acquire(LockKeys keys, String token, long lease, String waiterId, boolean joinQueue) {
+        boolean fastPath = get(keys.lock()) == null && !queueExists(keys.queue()) && get(keys.fence()) == null;
+        if (fastPath) {
+            return grant(keys, token, lease, 0, true);
+        }
+        String member = waiterId + "|W";
+        long nowMicros = micros();
+        long nowMs = nowMicros / 1000;
+        pruneQueue(keys.queue(), nowMs);
+        String holder = get(keys.lock());
+        if (holder != null) {
+            if (holder.equals("queue-grant:" + member)) {
+                dequeue(keys.queue(), member);
+                return grant(keys, token, lease, 0, false);
+            }
+            long ttl = pttl(keys.lock());
+            return refuse(keys, member, joinQueue, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
+        }
+        String head = head(keys.queue());
+        if (head != null && !head.equals(member)) {
+            long headExpiry = queueExpiries.get(keys.queue()).getOrDefault(head, nowMs);
+            return refuse(keys, member, joinQueue, headExpiry - nowMs, nowMicros);
+        }
+        dequeue(keys.queue(), member);
+        return grant(keys, token, lease, 0, false);
+    }
+
+    private Grant grant(LockKeys keys, String token, long lease, long above, boolean counterAbsent) {
+        long[] granted = grantFence(keys.fence(), lease, above, counterAbsent);
+        set(keys.lock(), token + "@" + granted[1], lease);
+        issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
+        return Grant.granted(granted[0], granted[1]);
+    }
+
+    private Grant refuse(LockKeys keys, String member, boolean joinQueue, long waitMs, long nowMicros) {
+        if (joinQueue) {
+            enqueue(keys.queue(), member, nowMicros, queue.entryMillis());
+            waitMs = Math.min(waitMs, queue.entryMillis());
+        }
+        return Grant.refused(Math.max(1, waitMs));
+    }
+
+    FenceBlock reserveFences(LockKeys keys, String token, long lease) {
+        Long last = ownersLastFence(get(keys.lock()), token);
+        if (last == null) {
+            return null;
+        }
+        long[] granted = grantFence(keys.fence(), lease, last, false);
+        set(keys.lock(), token + "@" + granted[1], lease);
+        issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
+        boolean othersQueued = false;
+        if (queueExists(keys.queue())) {
+            pruneQueue(keys.queue(), micros() / 1000);
+            othersQueued = queueExists(keys.queue());
+        }
+        return new FenceBlock(granted[0], granted[1], othersQueued);
+    }
+
+    boolean renew(LockKeys keys, String token, long lease) {
+        if (ownersLastFence(get(keys.lock()), token) != null) {
+            pexpire(keys.lock(), lease);
+            return true;
+        }
+        return false;
+    }
+
+    boolean release(LockKeys keys, String token, long keepMs) {
+        Long last = ownersLastFence(get(keys.lock()), token);
+        if (last == null) {
+            return false;
+        }
+        long nowMicros = micros();
+        if (last > 0 && last >= nowMicros) {
+            String counter = get(keys.fence());
+            counterWrite(keys.fence(), Math.max(last, counter == null ? 0 : Long.parseLong(counter)), keepMs + 60000);
+        }
+        if (keepMs > 0) {
+            pexpire(keys.lock(), keepMs);
+            return true;
+        }
+        strings.remove(keys.lock());
+        if (!queueExists(keys.queue())) {
+            return true;
+        }
+        wakeQueueHead(keys, nowMicros / 1000);
+        return true;
+    }
+
+    boolean withdraw(LockKeys keys, String waiterId) {
+        boolean took = false;
+        long nowMs = micros() / 1000;
+        if (waiterId.equals(get(keys.writerWaiting()))) {
+            strings.remove(keys.writerWaiting());
+            took = true;
+        }
+        if (("queue-grant:" + waiterId + "|W").equals(get(keys.lock()))) {
+            strings.remove(keys.lock());
+            took = true;
+        }
+        if (queueExists(keys.queue()) && (queues.get(keys.queue()).containsKey(waiterId + "|W")
+                || queues.get(keys.queue()).containsKey(waiterId + "|R"))) {
+            dequeue(keys.queue(), waiterId + "|W");
+            dequeue(keys.queue(), waiterId + "|R");
+            took = true;
+        }
+        if (took && get(keys.lock()) == null && queueExists(keys.queue())) {
+            wakeQueueHead(keys, nowMs);
+        }
+        return took;
+    }
+
+    boolean isLocked(LockKeys keys) {
+        return get(keys.lock()) != null;
+    }
+
+    /** The lock's value now (owner token and last fence, or a queue grant), null when free. */
+    String lockValue(LockKeys keys) {
+        return get(keys.lock());
+    }
+
+    long leaseLeftMillis(LockKeys keys) {
+        return Math.max(0, pttl(keys.lock()));
+    }
+
+    long counter(LockKeys keys) {
+        String counter = get(keys.fence());
+        return counter == null ? 0 : Long.parseLong(counter);
+    }
+
+    /** Queue members of a key now, first come first. */
+    List<String> queued(LockKeys keys) {
+        pruneQueue(keys.queue(), micros() / 1000);
+        return queueExists(keys.queue()) ? new ArrayList<>(queues.get(keys.queue()).keySet()) : List.of();
+    }
+}
