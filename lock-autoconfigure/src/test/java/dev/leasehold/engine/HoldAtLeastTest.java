@@ -115,6 +115,11 @@ class HoldAtLeastTest extends RealRedisEngineTest {
         handle.close(); // the hold has about 1.5 s left: the key stays taken that long
         long keptMillis = Long.parseLong(redis.server().command("PTTL", "lock:{report}").trim());
         assertThat(keptMillis).isBetween(1L, hold.toMillis());
+        // still shown as taken by its instance, with the tokens it was granted
+        var state = other.inspect("report");
+        assertThat(state.held()).isTrue();
+        assertThat(state.holders()).containsExactly(engine.instanceId());
+        assertThat(state.fencingCounter()).isGreaterThanOrEqualTo(handle.fencingToken());
         List<CompletableFuture<Boolean>> late = server.sendHeldBack();
         assertThat(late.get(0).get(5, TimeUnit.SECONDS)).as("the late renewal extended the released lock").isFalse();
 
