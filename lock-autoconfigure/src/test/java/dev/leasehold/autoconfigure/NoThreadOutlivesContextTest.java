@@ -75,4 +75,46 @@ class NoThreadOutlivesContextTest {
             });
         assertThat(leaseholdThreadsBut(before)).as("Leasehold threads alive right after the context closed").isEmpty();
     }
+
+    /**
+     * A context with a holder and two blocking waiters on its key, closed: no Leasehold thread is alive once close()
+     * returned, nor a moment later (the waiters' threads end their waits after close began).
+     */
+    @ParameterizedTest(name = "client {0}")
+    @ValueSource(strings = { "lettuce", "jedis" })
+    void noLeaseholdThreadIsStartedByWaitersEndingAtClose(String client) throws Exception {
+        java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+        List<CompletableFuture<Optional<LockHandle>>> waiters = new ArrayList<>();
+        java.util.concurrent.ExecutorService waiterThreads = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LeaseholdAutoConfiguration.class))
+                .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
+                        "spring.data.redis.port=" + redis.server().port(), "spring.data.redis.client-type=" + client,
+                        "leasehold.key-prefix=waiters-" + client + ":")
+                .run(context -> {
+                    LockService locks = context.getBean(LockService.class);
+                    DefaultLockEngine engine = context.getBean(DefaultLockEngine.class);
+                    LockHandle held = locks.lock("contended", Duration.ZERO);
+                    for (int i = 0; i < 2; i++) {
+                        waiters.add(CompletableFuture.supplyAsync(
+                                () -> locks.tryLock("contended", Duration.ofSeconds(30), null), waiterThreads));
+                    }
+                    Await.until(Duration.ofSeconds(10), "both waiters wait", () -> engine.waitingCount() + engine.locallyQueuedCount() >= 2);
+                    assertThat(held.isHeld()).isTrue();
+                });
+            assertThat(leaseholdThreadsBut(before)).as("Leasehold threads alive right after the context closed").isEmpty();
+            for (CompletableFuture<Optional<LockHandle>> waiter : waiters) {
+                assertThat(waiter).failsWithin(Duration.ofSeconds(10));
+            }
+            // a thread (re)started by a waiter ending after close() would show up now
+            long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+            Await.until(Duration.ofSeconds(5), "2 s after close", () -> System.nanoTime() - until > 0
+                    || !leaseholdThreadsBut(before).isEmpty());
+            assertThat(leaseholdThreadsBut(before)).as("Leasehold threads alive after the waiters ended").isEmpty();
+        }
+        finally {
+            waiterThreads.shutdownNow();
+        }
+    }
 }

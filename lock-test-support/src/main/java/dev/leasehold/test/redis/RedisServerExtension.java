@@ -15,6 +15,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * </pre>
  * The server starts before the first test and stops after the last. Before each test it is resumed
  * and restarted if an earlier test paused or stopped it, and emptied, so tests do not see each other's keys.
+ * On the shared server of {@code LEASEHOLD_TEST_REDIS_URL} (which it neither starts nor stops) "emptied" means
+ * that the keys written since this JVM first used the server are deleted; keys it had before are kept.
  */
 public class RedisServerExtension implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback {
 
@@ -49,7 +51,12 @@ public class RedisServerExtension implements BeforeAllCallback, BeforeEachCallba
             server.resume();
             server.start();
         }
-        server.command("FLUSHALL");
+        if (server instanceof ExternalRedisServer shared) {
+            shared.deleteKeysOfThisRun(); // never FLUSHALL a shared server: keys it had before the run stay
+        }
+        else {
+            server.command("FLUSHALL");
+        }
     }
 
     @Override

@@ -25,6 +25,20 @@ final class RespClient {
         return commands(host, port, List.<String[]>of(args)).get(0);
     }
 
+    /** One command's reply as parsed: a String, null, or a List of those (for SCAN). */
+    static Object reply(String host, int port, String... args) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(host, port), TIMEOUT_MILLIS);
+            socket.setSoTimeout(TIMEOUT_MILLIS);
+            socket.getOutputStream().write(encode(args));
+            socket.getOutputStream().flush();
+            return read(new BufferedInputStream(socket.getInputStream()));
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException("Redis at " + host + ":" + port + " did not answer", ex);
+        }
+    }
+
     /** Sends the commands in order over one connection (so state such as AUTH carries over). */
     static List<String> commands(String host, int port, List<String[]> commands) {
         try (Socket socket = new Socket()) {

@@ -43,11 +43,18 @@ public final class TestRedisServers {
 
     /**
      * A running server; {@code extraArgs} are passed to {@code redis-server} (for example
-     * {@code --cluster-enabled yes}) and ignored by the shared environment server.
+     * {@code --cluster-enabled yes}); the shared environment server cannot take them, so a test that asks for
+     * any is skipped there.
      */
     public static TestRedisServer start(List<String> extraArgs) {
         TestRedisServer server = create(extraArgs);
-        server.start();
+        if (server instanceof ExternalRedisServer shared) {
+            // runs already, and tests may not restart it: only checked (a test that stops it is skipped then)
+            shared.checkAnswers(extraArgs);
+        }
+        else {
+            server.start();
+        }
         logger.info("Test Redis: {} at {}", server.kind(), server.url());
         return server;
     }
