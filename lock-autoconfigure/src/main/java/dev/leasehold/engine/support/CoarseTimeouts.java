@@ -64,6 +64,10 @@ public final class CoarseTimeouts implements AutoCloseable {
             return;
         }
         armed.add(new Limit(watched, EngineClock.nanoTime() + Math.max(0, timeoutNanos), onTimeout));
+        if (closed) {
+            fireAll(); // close() ran between the check above and the add: its fireAll did not see this limit
+            return;
+        }
         startTicking();
     }
 
