@@ -118,7 +118,7 @@ class SuspendingResultKindTest {
 
         private val ran = AtomicInteger()
 
-        fun ran(): Int = ran.get()
+        open fun ran(): Int = ran.get()
 
         @DistributedLock(name = "kinds", key = "#keys", waitTime = "20s")
         open suspend fun suspending(keys: List<String>): String {
