@@ -203,6 +203,19 @@ class AsyncResultsTest {
     }
 
     @Test
+    void theMethodsOwnMonoEndsWithItsCompletionNotACancel() {
+        runner().run(context -> {
+            Jobs jobs = context.getBean(Jobs.class);
+            java.util.concurrent.atomic.AtomicReference<reactor.core.publisher.SignalType> ended =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            assertThat(jobs.ending("m6", ended).block(Duration.ofSeconds(10))).isEqualTo("done");
+            // before the fix the aspect cancelled it right after its value: doFinally saw CANCEL
+            eventually("the method's Mono ended", () -> ended.get() != null);
+            assertThat(ended.get()).isEqualTo(reactor.core.publisher.SignalType.ON_COMPLETE);
+        });
+    }
+
+    @Test
     void everySubscriptionRunsTheMethodUnderItsOwnLock() {
         runner().run(context -> {
             Jobs jobs = context.getBean(Jobs.class);
@@ -327,6 +340,12 @@ class AsyncResultsTest {
                 tokenSeen.set(context.get(LockHandle.class).fencingToken());
                 return work.asMono();
             });
+        }
+
+        @DistributedLock(name = "job", key = "#id")
+        public Mono<String> ending(String id,
+                java.util.concurrent.atomic.AtomicReference<reactor.core.publisher.SignalType> ended) {
+            return Mono.just("done").doFinally(ended::set);
         }
 
         @DistributedLock(name = "job", key = "#id")

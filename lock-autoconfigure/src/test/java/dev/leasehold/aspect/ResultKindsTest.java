@@ -8,16 +8,20 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
 import dev.leasehold.LockHandle;
+import dev.leasehold.LockMode;
 import dev.leasehold.LockService;
 import dev.leasehold.autoconfigure.LeaseholdAnnotationAutoConfiguration;
 import dev.leasehold.autoconfigure.LeaseholdAutoConfiguration;
 import dev.leasehold.autoconfigure.LeaseholdQuorumAutoConfiguration;
 import dev.leasehold.engine.Await;
 import dev.leasehold.engine.DefaultLockEngine;
+import dev.leasehold.engine.LockObserver;
 import dev.leasehold.test.redis.RedisServerExtension;
 import dev.leasehold.test.redis.TestRedisServer;
 import dev.leasehold.test.redis.TestRedisServers;
@@ -100,7 +104,8 @@ class ResultKindsTest {
                     "spring.data.redis.port=" + redis.server().port(), "leasehold.redis-timeout=300ms",
                     "spring.datasource.url=jdbc:h2:mem:kinds;DB_CLOSE_DELAY=-1",
                     "spring.datasource.generate-unique-name=false")
-            .withBean(ResultKind.Calls.class);
+            .withBean(ResultKind.Calls.class)
+            .withBean(WaitJournal.class);
         return switch (backend) {
             case LETTUCE -> runner;
             case JEDIS -> runner.withPropertyValues("spring.data.redis.client-type=jedis", "spring.data.redis.timeout=1s");
@@ -170,14 +175,17 @@ class ResultKindsTest {
         runner(backend).run(other -> runner(backend).run(context -> {
             ResultKind.Calls calls = context.getBean(ResultKind.Calls.class);
             DefaultLockEngine engine = context.getBean(DefaultLockEngine.class);
+            WaitJournal waits = context.getBean(WaitJournal.class);
             String key = unique(backend, kind, "gives-up");
             LockService elsewhere = other.getBean(LockService.class);
             LockHandle held = elsewhere.lock(lockKey(key), Duration.ofSeconds(10));
             CompletableFuture<String> outcome = kind.callGivingUpAfter(calls, List.of(key), Duration.ofSeconds(1),
-                    callers, () -> engine.waitingCount() == 1);
+                    callers, () -> waits.started(lockKey(key)) > 0);
             assertThat(outcome).failsWithin(Duration.ofSeconds(20));
             // before the fix a stage's wait went on for its whole 20 s after the caller's timeout
-            Await.until(Duration.ofSeconds(8), "the wait stopped with the caller", () -> engine.waitingCount() == 0);
+            Await.until(Duration.ofSeconds(8), "every wait for the key ended with the caller",
+                    () -> waits.started(lockKey(key)) > 0 && waits.ended(lockKey(key)) == waits.started(lockKey(key)));
+            assertThat(waits.granted(lockKey(key))).isZero();
             held.close();
             Optional<LockHandle> again = elsewhere.tryLock(lockKey(key), Duration.ofSeconds(5), null);
             assertThat(again).as("nothing held for the caller that gave up").isPresent();
@@ -212,5 +220,58 @@ class ResultKindsTest {
             assertThat(afterCommit).as("released once the transaction completed").isPresent();
             afterCommit.get().close();
         }));
+    }
+
+    /** Follows this application's waits per key (a LockObserver bean, as the application's own would be). */
+    static class WaitJournal implements LockObserver {
+
+        private final Map<String, AtomicInteger> started = new ConcurrentHashMap<>();
+
+        private final Map<String, AtomicInteger> ended = new ConcurrentHashMap<>();
+
+        private final Map<String, AtomicInteger> granted = new ConcurrentHashMap<>();
+
+        int started(String key) {
+            return count(started, key).get();
+        }
+
+        int ended(String key) {
+            return count(ended, key).get();
+        }
+
+        int granted(String key) {
+            return count(granted, key).get();
+        }
+
+        private static AtomicInteger count(Map<String, AtomicInteger> counts, String key) {
+            return counts.computeIfAbsent(key, k -> new AtomicInteger());
+        }
+
+        @Override
+        public Attempt waitStarted(String key, LockMode mode) {
+            count(started, key).incrementAndGet();
+            return new Attempt() {
+                @Override
+                public void granted(long fencingToken) {
+                    count(granted, key).incrementAndGet();
+                    count(ended, key).incrementAndGet();
+                }
+
+                @Override
+                public void timedOut() {
+                    count(ended, key).incrementAndGet();
+                }
+
+                @Override
+                public void failed(Throwable error) {
+                    count(ended, key).incrementAndGet();
+                }
+
+                @Override
+                public void cancelled() {
+                    count(ended, key).incrementAndGet();
+                }
+            };
+        }
     }
 }
