@@ -171,8 +171,7 @@ class LeaseholdQuorumAutoConfigurationTest {
                         "spring.data.redis.port=" + redis.server().port(), "spring.main.banner-mode=off")
                 .run()
                 .close()).isNotNull();
-            assertThat(report.text()).startsWith("ERROR")
-                .contains("APPLICATION FAILED TO START")
+            assertThat(report.text()).contains("ERROR \n\n***************************\nAPPLICATION FAILED TO START")
                 .contains("leasehold.quorum.nodes")
                 .contains("3 or more independent Redis servers");
         }

@@ -3,10 +3,12 @@ package dev.leasehold.logs;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -17,13 +19,17 @@ import org.slf4j.LoggerFactory;
  */
 public final class ExpectedLog implements AutoCloseable {
 
+    /**
+     * The logger of the release listener container on the Jedis path (Spring Data Redis's
+     * {@code RedisMessageListenerContainer} logs a lost subscription connection at ERROR, and restarts it).
+     */
+    public static final String CUT_SUBSCRIPTIONS = "dev.leasehold.engine.redis.ContainerReleaseSubscriptions$Container";
+
     private static final String LOGGING_SYSTEM = "org.springframework.boot.logging.LoggingSystem";
 
     private final Logger logger;
 
     private final boolean additive;
-
-    private final Level level;
 
     private final String loggingSystem;
 
@@ -40,14 +46,12 @@ public final class ExpectedLog implements AutoCloseable {
     private ExpectedLog(String loggerName) {
         logger = (Logger) LoggerFactory.getLogger(loggerName);
         additive = logger.isAdditive();
-        level = logger.getLevel();
         loggingSystem = System.getProperty(LOGGING_SYSTEM);
         System.setProperty(LOGGING_SYSTEM, "none");
         appender.setContext(logger.getLoggerContext());
         appender.start();
         logger.addAppender(appender);
         logger.setAdditive(false);
-        logger.setLevel(Level.ALL);
     }
 
     /** Captures what {@code loggerName} (and the loggers below it) logs until {@link #close()}. */
@@ -57,6 +61,40 @@ public final class ExpectedLog implements AutoCloseable {
 
     public static ExpectedLog capture(Class<?> loggingClass) {
         return capture(loggingClass.getName());
+    }
+
+    /**
+     * Captures {@code loggerName} for each test of a class ({@code @RegisterExtension}), from before its
+     * {@code @BeforeEach} methods to after its {@code @AfterEach} ones: what a test's teardown provokes (a server
+     * it stops, connections it cuts) is captured too.
+     */
+    public static EachTest duringEachTest(String loggerName) {
+        return new EachTest(loggerName);
+    }
+
+    /** See {@link #duringEachTest(String)}. */
+    public static final class EachTest implements BeforeEachCallback, AfterEachCallback {
+
+        private final String loggerName;
+
+        private ExpectedLog current;
+
+        private EachTest(String loggerName) {
+            this.loggerName = loggerName;
+        }
+
+        @Override
+        public void beforeEach(ExtensionContext context) {
+            current = capture(loggerName);
+        }
+
+        @Override
+        public void afterEach(ExtensionContext context) {
+            if (current != null) {
+                current.close();
+                current = null;
+            }
+        }
     }
 
     /** The messages logged so far, with the message of each one's exception. */
@@ -77,7 +115,6 @@ public final class ExpectedLog implements AutoCloseable {
         logger.detachAppender(appender);
         appender.stop();
         logger.setAdditive(additive);
-        logger.setLevel(level);
         if (loggingSystem == null) {
             System.clearProperty(LOGGING_SYSTEM);
         }
