@@ -100,8 +100,9 @@ if [ -z "$JAVA" ]; then echo "The demo needs Java 17 or newer (java on the PATH,
 # a source changed since: a stamp file touched after each successful build can.
 JAR="$ROOT/samples/ticket-office/target/ticket-office.jar"
 STAMP="$ROOT/samples/ticket-office/target/demo-build.stamp"
-if [ ! -f "$JAR" ] || [ ! -f "$STAMP" ] || [ -n "$(find "$ROOT/pom.xml" "$ROOT/lock-autoconfigure/src" "$ROOT/lock-autoconfigure/pom.xml" \
-        "$ROOT/lock-starter/pom.xml" "$ROOT/samples/ticket-office/src" "$ROOT/samples/ticket-office/pom.xml" \
+# (main sources only: the jar holds no test)
+if [ ! -f "$JAR" ] || [ ! -f "$STAMP" ] || [ -n "$(find "$ROOT/pom.xml" "$ROOT/lock-autoconfigure/src/main" "$ROOT/lock-autoconfigure/pom.xml" \
+        "$ROOT/lock-starter/pom.xml" "$ROOT/samples/ticket-office/src/main" "$ROOT/samples/ticket-office/pom.xml" \
         -newer "$STAMP" -type f 2>/dev/null | head -1)" ]; then
     say "Building the ticket-office sample (./mvnw -pl samples/ticket-office -am package -DskipTests)"
     ./mvnw -B -q -pl samples/ticket-office -am package -DskipTests

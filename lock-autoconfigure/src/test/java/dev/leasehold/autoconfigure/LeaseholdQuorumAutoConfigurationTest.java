@@ -11,6 +11,7 @@ import dev.leasehold.actuator.LeaseholdEndpoint;
 import dev.leasehold.actuator.LeaseholdEndpointAutoConfiguration;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.quorum.QuorumLockServer;
+import dev.leasehold.logs.ExpectedLog;
 import dev.leasehold.test.redis.RedisServerExtension;
 import dev.leasehold.test.redis.TestRedisServer;
 import dev.leasehold.test.redis.TestRedisServers;
@@ -20,7 +21,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.WebApplicationType;
@@ -30,15 +30,12 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @Timeout(60)
-@ExtendWith(OutputCaptureExtension.class)
 class LeaseholdQuorumAutoConfigurationTest {
 
     /** The application's own Redis (spring.data.redis): it must hold no lock keys in quorum mode. */
@@ -166,15 +163,18 @@ class LeaseholdQuorumAutoConfigurationTest {
     }
 
     @Test
-    void theStartupFailureReportNamesThePropertyAndTheFix(CapturedOutput output) {
-        assertThatThrownBy(() -> new SpringApplicationBuilder(QuorumApp.class).web(WebApplicationType.NONE)
-            .properties("leasehold.quorum.nodes=" + nodes.get(0).url() + "," + nodes.get(1).url(),
-                    "spring.data.redis.port=" + redis.server().port())
-            .run()
-            .close()).isNotNull();
-        assertThat(output).contains("APPLICATION FAILED TO START")
-            .contains("leasehold.quorum.nodes")
-            .contains("3 or more independent Redis servers");
+    void theStartupFailureReportNamesThePropertyAndTheFix() {
+        // the report Spring Boot logs (at ERROR) for the user, kept off the build's output: this failure is expected
+        try (ExpectedLog report = ExpectedLog.capture("org.springframework.boot.diagnostics.LoggingFailureAnalysisReporter")) {
+            assertThatThrownBy(() -> new SpringApplicationBuilder(QuorumApp.class).web(WebApplicationType.NONE)
+                .properties("leasehold.quorum.nodes=" + nodes.get(0).url() + "," + nodes.get(1).url(),
+                        "spring.data.redis.port=" + redis.server().port(), "spring.main.banner-mode=off")
+                .run()
+                .close()).isNotNull();
+            assertThat(report.text()).contains("ERROR \n\n***************************\nAPPLICATION FAILED TO START")
+                .contains("leasehold.quorum.nodes")
+                .contains("3 or more independent Redis servers");
+        }
     }
 
     private static Throwable rootCause(Throwable error) {

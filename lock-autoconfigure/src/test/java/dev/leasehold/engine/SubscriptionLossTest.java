@@ -5,10 +5,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockHandle;
+import dev.leasehold.logs.ExpectedLog;
 import dev.leasehold.engine.EngineFixture.ServerKind;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -18,6 +20,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(120)
 class SubscriptionLossTest extends EveryServerEngineTest {
+
+    /** The Jedis path's release listener (Spring Data Redis's container) logs every cut connection at ERROR; here they are cut on purpose. */
+    @RegisterExtension
+    final ExpectedLog.EachTest cutSubscriptions = ExpectedLog.duringEachTest(ExpectedLog.CUT_SUBSCRIPTIONS);
 
     @AfterEach
     void deleteAclUser() {
