@@ -209,6 +209,43 @@ class FairQueueTest extends EveryServerEngineTest {
         assertThat(lateMillis).as("ms after the hold ended").isLessThan(150);
     }
 
+    /**
+     * The head told at a {@code holdAtLeast} release gives up before the hold ends: its withdrawal now tells the next
+     * head to look again, which is granted the key as the hold ends, not at its next refresh (the campaign's late
+     * claims, JEDIS seed 858081: 765 ms).
+     */
+    @Test
+    void whenTheHeadGivesUpDuringAHoldAtLeastTheNextHeadIsGrantedTheKeyAsTheHoldEnds() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        DefaultLockEngine leaving = fixture.engine();
+        DefaultLockEngine staying = fixture.engine();
+        for (DefaultLockEngine engine : List.of(holder, leaving, staying)) {
+            engine.lock("warm-up", Duration.ofSeconds(5)).close(); // connected, scripts loaded: the timing is the test's
+        }
+        long grantedAt = System.nanoTime();
+        LockHandle held = holder.tryLock("held-over", Duration.ZERO, null, Duration.ofMillis(700)).orElseThrow();
+        java.util.concurrent.CompletableFuture<Long> leftAt = leaving.tryLockAsync("held-over", Duration.ofMillis(400), null)
+            .toCompletableFuture().thenApply(handle -> {
+                handle.ifPresent(LockHandle::close);
+                return handle.isPresent() ? -1L : System.nanoTime();
+            });
+        Await.until(Duration.ofSeconds(5), "the first waiter queued", () -> queueLength("held-over") == 1);
+        java.util.concurrent.CompletableFuture<Long> stayingGrantedAt = staying.tryLockAsync("held-over",
+                Duration.ofSeconds(10), null).toCompletableFuture().thenApply(handle -> {
+                    long at = System.nanoTime();
+                    handle.orElseThrow().close();
+                    return at;
+                });
+        Await.until(Duration.ofSeconds(5), "the second waiter queued and sleeps", () -> queueLength("held-over") == 2
+                && staying.waitingCount() == 1);
+        held.close(); // the key stays taken until 700 ms after the grant; the second waiter's next refresh is later
+        long holdEnds = grantedAt + TimeUnit.MILLISECONDS.toNanos(700);
+        long left = leftAt.get(10, TimeUnit.SECONDS);
+        org.junit.jupiter.api.Assumptions.assumeTrue(left > 0 && left < holdEnds, "the first waiter gave up during the hold");
+        long lateMillis = (stayingGrantedAt.get(10, TimeUnit.SECONDS) - holdEnds) / 1_000_000;
+        assertThat(lateMillis).as("ms after the hold ended").isLessThan(150);
+    }
+
     private int queueLength(String key) {
         return Integer.parseInt(redis.server().command("ZCARD", LockKeys.of("lock:", key).queue()).trim());
     }

@@ -27,8 +27,14 @@ if redis.call('ZREM', KEYS[4], ARGV[1] .. '|W', ARGV[1] .. '|R') > 0 then
     redis.call('ZREM', KEYS[5], ARGV[1] .. '|W', ARGV[1] .. '|R')
     took = 1
 end
-if took == 1 and ARGV[4] == 'queued' and redis.call('EXISTS', KEYS[2]) == 0
-        and redis.call('ZCOUNT', KEYS[3], nowMs + 1, '+inf') == 0 and redis.call('EXISTS', KEYS[4]) == 1 then
-    wakeQueueHead(KEYS[2], KEYS[4], KEYS[5], nowMs, ARGV[2], publishCommand, tonumber(ARGV[5]))
+if took == 1 and ARGV[4] == 'queued' and redis.call('EXISTS', KEYS[4]) == 1 then
+    local holder = redis.call('GET', KEYS[2])
+    if not holder and redis.call('ZCOUNT', KEYS[3], nowMs + 1, '+inf') == 0 then
+        wakeQueueHead(KEYS[2], KEYS[4], KEYS[5], nowMs, ARGV[2], publishCommand, tonumber(ARGV[5]))
+    elseif holder and string.sub(holder, 1, 9) == 'released:' then
+        -- a holdAtLeast nobody owns ends without a release: the new head is told to look again (its last try may
+        -- have seen a whole lease; the head that was told at the release is the one leaving)
+        wakeQueueHead(KEYS[2], KEYS[4], KEYS[5], nowMs, ARGV[2], publishCommand, tonumber(ARGV[5]), true)
+    end
 end
 return took
