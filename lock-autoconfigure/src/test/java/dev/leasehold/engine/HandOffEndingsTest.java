@@ -69,22 +69,13 @@ class HandOffEndingsTest extends EveryServerEngineTest {
      */
     @Test
     void aCancelDuringATakeOverStillTellsTheHolderBeforeThatItsLeaseWasLost() throws Exception {
-        GatedServer server = new GatedServer(fixture.server(fixture.connectionFactory(), "lock:"));
-        // a turn check of 1 ms: every hand-off after it reserves tokens in Redis first
-        DefaultLockEngine engine = fixture.engine(fixture.track(server), settings(Duration.ofMillis(1), Duration.ZERO));
         String key = "cancelled-take-over";
-        engine.lock("warm-up", Duration.ofSeconds(5)).close();
-        LockHandle first = engine.lock(key, Duration.ofSeconds(5));
-        CompletableFuture<Optional<LockHandle>> waiter = engine.tryLockAsync(key, Duration.ofSeconds(10), null)
-            .toCompletableFuture();
-        Await.until(Duration.ofSeconds(5), "the waiter queued", () -> engine.locallyQueuedCount() == 1);
-        long grantedAt = System.nanoTime();
-        Await.until(Duration.ofSeconds(1), "the turn check passed", () -> System.nanoTime() - grantedAt > 5_000_000L);
+        TakeOver takeOver = TakeOver.begin(fixture, key);
         redis.server().command("DEL", "lock:{" + key + "}"); // lost under the first holder
-        server.holdReservations(true);
-        first.close(); // handed to the waiter, whose reservation is held
-        Await.until(Duration.ofSeconds(5), "the successor's reservation is on its way", () -> server.heldReservations() > 0);
-        waiter.cancel(false);
+        LockHandle first = takeOver.handOn();
+        takeOver.waiter.cancel(false);
+        GatedServer server = takeOver.server;
+        DefaultLockEngine engine = takeOver.engine;
         server.holdReservations(false); // Redis answers: the owner token no longer has the key
         Await.until(Duration.ofSeconds(5), "the first holder was told its lease was lost", () -> toldLost(first));
         Optional<LockHandle> next = engine.tryLock(key, Duration.ofSeconds(5), null);
@@ -98,19 +89,12 @@ class HandOffEndingsTest extends EveryServerEngineTest {
      */
     @Test
     void closingTheEngineDuringATakeOverLeavesNothingHeldInRedis() throws Exception {
-        GatedServer server = new GatedServer(fixture.server(fixture.connectionFactory(), "lock:"));
-        DefaultLockEngine engine = fixture.engine(fixture.track(server), settings(Duration.ofMillis(1), Duration.ZERO));
         String key = "closed-take-over";
-        engine.lock("warm-up", Duration.ofSeconds(5)).close();
-        LockHandle first = engine.lock(key, Duration.ofSeconds(5));
-        CompletableFuture<Optional<LockHandle>> waiter = engine.tryLockAsync(key, Duration.ofSeconds(10), null)
-            .toCompletableFuture();
-        Await.until(Duration.ofSeconds(5), "the waiter queued", () -> engine.locallyQueuedCount() == 1);
-        long grantedAt = System.nanoTime();
-        Await.until(Duration.ofSeconds(1), "the turn check passed", () -> System.nanoTime() - grantedAt > 5_000_000L);
-        server.holdReservations(true);
-        first.close();
-        Await.until(Duration.ofSeconds(5), "the successor's reservation is on its way", () -> server.heldReservations() > 0);
+        TakeOver takeOver = TakeOver.begin(fixture, key);
+        takeOver.handOn();
+        GatedServer server = takeOver.server;
+        DefaultLockEngine engine = takeOver.engine;
+        CompletableFuture<Optional<LockHandle>> waiter = takeOver.waiter;
         // Redis answers a moment after close() began (the reservation confirms the lease: the key is still ours)
         CompletableFuture.runAsync(() -> server.holdReservations(false),
                 CompletableFuture.delayedExecutor(100, TimeUnit.MILLISECONDS));
@@ -141,6 +125,35 @@ class HandOffEndingsTest extends EveryServerEngineTest {
 
     private boolean toldLost(LockHandle handle) {
         return fixture.lost.stream().anyMatch(lost -> lost.fencingToken() == handle.fencingToken());
+    }
+
+    /**
+     * A holder and an asynchronous waiter for the key on an engine whose token reservations the test holds back;
+     * with a turn check of 1 ms, the hand-off to the waiter reserves tokens in Redis first.
+     */
+    private record TakeOver(GatedServer server, DefaultLockEngine engine, LockHandle first,
+            CompletableFuture<Optional<LockHandle>> waiter) {
+
+        static TakeOver begin(EngineFixture fixture, String key) {
+            GatedServer server = new GatedServer(fixture.server(fixture.connectionFactory(), "lock:"));
+            DefaultLockEngine engine = fixture.engine(fixture.track(server), settings(Duration.ofMillis(1), Duration.ZERO));
+            engine.lock("warm-up", Duration.ofSeconds(5)).close();
+            LockHandle first = engine.lock(key, Duration.ofSeconds(5));
+            CompletableFuture<Optional<LockHandle>> waiter = engine.tryLockAsync(key, Duration.ofSeconds(10), null)
+                .toCompletableFuture();
+            Await.until(Duration.ofSeconds(5), "the waiter queued", () -> engine.locallyQueuedCount() == 1);
+            long grantedAt = System.nanoTime();
+            Await.until(Duration.ofSeconds(1), "the turn check passed", () -> System.nanoTime() - grantedAt > 5_000_000L);
+            return new TakeOver(server, engine, first, waiter);
+        }
+
+        /** The holder hands the lock on; returns once the successor's reservation is held back on its way. */
+        LockHandle handOn() {
+            server.holdReservations(true);
+            first.close();
+            Await.until(Duration.ofSeconds(5), "the successor's reservation is on its way", () -> server.heldReservations() > 0);
+            return first;
+        }
     }
 
     /** A second thread that queues for the key, holds it once handed over, and releases when told. */

@@ -39,8 +39,13 @@ abstract class RealRedisEngineTest {
 
     /** Script calls Redis has run so far (acquires, releases, renewals, token reservations). */
     long scriptCalls() {
+        return scriptCalls(redis.server());
+    }
+
+    /** Script calls {@code server} has run so far. */
+    static long scriptCalls(dev.leasehold.test.redis.TestRedisServer server) {
         long calls = 0;
-        for (String line : redis.server().command("INFO", "commandstats").split("\\R")) {
+        for (String line : server.command("INFO", "commandstats").split("\\R")) {
             if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
                 String value = line.substring(line.indexOf("calls=") + 6);
                 calls += Long.parseLong(value.substring(0, value.indexOf(',')));
