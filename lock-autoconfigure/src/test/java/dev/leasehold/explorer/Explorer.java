@@ -73,7 +73,12 @@ final class Explorer {
 
     private final double faultWeight;
 
+    /** How eagerly callers start operations: slow runs let leases, renewals and queue timeouts play out between them. */
+    private final double operationWeight;
+
     private int steps;
+
+    private static final boolean DEBUG = Boolean.getBoolean("explorer.debug");
 
     private int operationsLeft;
 
@@ -94,6 +99,7 @@ final class Explorer {
         this.operations = new Operations(history, world, random, keys, config.lease);
         this.clockWeight = new double[] { 0.3, 1.5, 6 }[random.nextInt(3)];
         this.faultWeight = config.faults ? new double[] { 0, 0.2, 1 }[random.nextInt(3)] : 0;
+        this.operationWeight = new double[] { 3, 0.3, 0.03 }[random.nextInt(3)];
         LockEngineSettings settings = LockEngineSettings.defaults()
             .withLeaseTime(config.lease)
             .withRedisTimeout(config.redisTimeout)
@@ -115,7 +121,7 @@ final class Explorer {
         }
         this.operationsLeft = config.operations;
         world.trace("seed " + seed + ": " + config + ", clock weight " + clockWeight + ", fault weight " + faultWeight
-                + ", " + settings.handOff());
+                + ", operation weight " + operationWeight + ", " + settings.handOff());
     }
 
     private LockObserver observer(Client.Instance instance) {
@@ -211,6 +217,9 @@ final class Explorer {
         double faults = faultsAllowed ? faultWeight : 0;
         for (Client.Instance instance : instances) {
             SimConnection connection = instance.connection;
+            if (world.now() - connection.pausedUntil < 0) {
+                continue; // the connection is cut off for now: nothing goes through it
+            }
             if (connection.hasSent()) {
                 choices.add(new Choice(8, null, () -> world.trace(connection.runNext(false))));
                 choices.add(new Choice(0.2 * faults, null, () -> world.trace(connection.runNext(true))));
@@ -226,7 +235,7 @@ final class Explorer {
         if (faultsAllowed && operationsLeft > 0) {
             for (Client client : clients) {
                 if (client.idle() && !client.instance.closing) {
-                    choices.add(new Choice(3, null, () -> {
+                    choices.add(new Choice(operationWeight, null, () -> {
                         operationsLeft--;
                         if (random.nextInt(60) == 0 && instances.stream().filter(each -> !each.closing).count() > 1) {
                             operations.closeEngine(client);
@@ -257,6 +266,7 @@ final class Explorer {
                 }
             }
             choices.add(new Choice(0.02 * faults, null, this::restart));
+            choices.add(new Choice(0.05 * faults, null, this::cutOff));
             choices.add(new Choice(0.05 * faults, null, this::loseKey));
         }
         boolean anyDue = choices.stream().anyMatch(choice -> choice.what != null);
@@ -299,6 +309,16 @@ final class Explorer {
         history.fault("restart-empty", "redis", start, history.now());
     }
 
+    /** One instance's connection carries nothing for a while (a network partition, a long GC pause of Redis). */
+    private void cutOff() {
+        Client.Instance instance = instances.get(random.nextInt(instances.size()));
+        long nanos = (long) (random.nextDouble() * config.lease.toNanos() * 1.5);
+        instance.connection.pausedUntil = world.now() + nanos;
+        world.trace(String.format(java.util.Locale.ROOT, "NEMESIS %s's connection is cut off for %.1f ms", instance.name,
+                nanos / 1e6));
+        history.fault("cut-off", instance.name, history.now(), history.now() + nanos, config.redisTimeout.toNanos());
+    }
+
     private void loseKey() {
         String key = keys.get(random.nextInt(keys.size()));
         world.trace("NEMESIS the lock of " + key + " is lost (as by a failover)");
@@ -308,7 +328,23 @@ final class Explorer {
     }
 
     /** Waits until every client is blocked or idle (several looks in a row: a thread just woken may not have run yet). */
+    static long settleNanos;
+
     private void settle() {
+        long began = System.nanoTime();
+        try {
+            settleQuietly();
+            if (DEBUG && System.nanoTime() - began > 20_000_000L) {
+                System.out.println("SLOW settle " + (System.nanoTime() - began) / 1_000_000 + " ms at step " + steps + ": "
+                        + world.trace.get(world.trace.size() - 1));
+            }
+        }
+        finally {
+            settleNanos += System.nanoTime() - began;
+        }
+    }
+
+    private void settleQuietly() {
         long giveUp = System.nanoTime() + 20_000_000_000L;
         int quiet = 0;
         int needed = 3;
@@ -321,6 +357,10 @@ final class Explorer {
             }
             // a thread asleep on a timer of its own looks again within a millisecond: give it three
             needed = polling ? 60 : Wakeups.AVAILABLE ? 3 : 20;
+            if (polling && DEBUG) {
+                clients.stream().filter(Client::polling).forEach(client -> System.out.println("POLLING " + client.getName()
+                        + " " + client.doing + " " + java.util.Arrays.toString(client.getStackTrace())));
+            }
             quiet = all ? quiet + 1 : 0;
             if (quiet < needed) {
                 Thread.yield();

@@ -48,6 +48,9 @@ final class SimConnection implements LockServer {
 
     final String name;
 
+    /** Until when (virtual ns) nothing goes through this connection (the explorer's cut-off); 0: never cut off. */
+    volatile long pausedUntil;
+
     private final SimRedis redis;
 
     private final ArrayDeque<Step> sent = new ArrayDeque<>();
