@@ -78,6 +78,9 @@ final class Explorer {
 
     private int steps;
 
+    /** How late a scheduler's task may run after its due time. */
+    static final long TIMER_SLACK_NANOS = 20_000_000L;
+
     private static final boolean DEBUG = Boolean.getBoolean("explorer.debug");
 
     private int operationsLeft;
@@ -221,15 +224,15 @@ final class Explorer {
                 continue; // the connection is cut off for now: nothing goes through it
             }
             if (connection.hasSent()) {
-                choices.add(new Choice(8, null, () -> world.trace(connection.runNext(false))));
-                choices.add(new Choice(0.2 * faults, null, () -> world.trace(connection.runNext(true))));
+                choices.add(new Choice(8, null, () -> connection.runNext(false)));
+                choices.add(new Choice(0.2 * faults, null, () -> connection.runNext(true)));
             }
             if (connection.hasAnswered()) {
-                choices.add(new Choice(8, null, () -> world.trace(connection.answerNext(false))));
-                choices.add(new Choice(0.2 * faults, null, () -> world.trace(connection.answerNext(true))));
+                choices.add(new Choice(8, null, () -> connection.answerNext(false)));
+                choices.add(new Choice(0.2 * faults, null, () -> connection.answerNext(true)));
             }
             if (connection.hasPubSub()) {
-                choices.add(new Choice(6, null, () -> world.trace(connection.pubSubNext())));
+                choices.add(new Choice(6, null, connection::pubSubNext));
             }
         }
         if (faultsAllowed && operationsLeft > 0) {
@@ -271,6 +274,14 @@ final class Explorer {
         }
         boolean anyDue = choices.stream().anyMatch(choice -> choice.what != null);
         long nextTimer = world.lanes.stream().mapToLong(VirtualScheduler::nextAt).min().orElse(Long.MAX_VALUE);
+        if (anyDue && world.now() - nextTimer < TIMER_SLACK_NANOS) {
+            // a scheduler's thread may be late (descheduled, a GC pause): up to TIMER_SLACK_NANOS after its due time
+            long late = nextTimer + TIMER_SLACK_NANOS - world.now();
+            choices.add(new Choice(0.1 * clockWeight, null, () -> {
+                world.advanceBy(1 + (long) (random.nextDouble() * late));
+                world.trace("clock moves while a scheduler is late");
+            }));
+        }
         if (!anyDue) {
             double weight = choices.stream().anyMatch(choice -> choice.weight > 0) ? clockWeight : 1;
             if (nextTimer != Long.MAX_VALUE) {
@@ -419,8 +430,11 @@ final class Explorer {
         }
         redis.issued.forEach(block -> history.issued(new History.Issued(block.key(), block.first(), block.last(),
                 block.atNanos())));
-        long lateBound = config.redisTimeout.toNanos() + 2 * CoarseTimeouts.TICK_MILLIS * 1_000_000L + 1_000_000L;
-        HistoryChecker.Findings findings = new HistoryChecker(config.lease.toMillis() * 3).lateBound(lateBound)
+        // a call may end one Redis timeout after its deadline (a reply it waits for), plus the coarse tick, plus late timers
+        long lateBound = config.redisTimeout.toNanos() + 2 * CoarseTimeouts.TICK_MILLIS * 1_000_000L + 2 * TIMER_SLACK_NANOS
+                + 1_000_000L;
+        // a key may stand free inside a wait for up to a queue waiter's refresh (1 s) and a grant's claim; not more
+        HistoryChecker.Findings findings = new HistoryChecker(2500).lateBound(lateBound)
             .check(history, leftovers);
         return new Result(seed, findings.violations(), world.trace, history.sections(), steps, world.elapsed() / 1_000_000);
     }
