@@ -146,6 +146,7 @@ final class Explorer {
         }
         finally {
             explorer.clients.forEach(Client::end);
+            explorer.world.lanes.forEach(lane -> lane.runner.end());
         }
     }
 
@@ -186,7 +187,8 @@ final class Explorer {
 
     private boolean busy() {
         synchronized (operations) {
-            return clients.stream().anyMatch(client -> !client.idle()) || !operations.pending.isEmpty();
+            return clients.stream().anyMatch(client -> !client.idle()) || !operations.pending.isEmpty()
+                    || world.lanes.stream().anyMatch(lane -> !lane.runner.idle());
         }
     }
 
@@ -214,7 +216,7 @@ final class Explorer {
         List<Choice> choices = new ArrayList<>();
         for (VirtualScheduler lane : world.lanes) {
             if (lane.due() != null) {
-                choices.add(new Choice(10, "task of " + lane.name, lane::runHead));
+                choices.add(new Choice(10, "", lane::runHead)); // traced by the lane's thread as it takes it
             }
         }
         double faults = faultsAllowed ? faultWeight : 0;
@@ -301,7 +303,7 @@ final class Explorer {
         for (Choice choice : choices) {
             pick -= choice.weight;
             if (pick < 0 && choice.weight > 0) {
-                if (choice.what != null) {
+                if (choice.what != null && !choice.what.isEmpty()) {
                     world.trace(choice.what);
                 }
                 choice.action.run();
@@ -365,6 +367,10 @@ final class Explorer {
             for (Client client : clients) {
                 all &= client.quiet();
                 polling |= client.polling();
+            }
+            for (VirtualScheduler lane : world.lanes) {
+                all &= lane.runner.quiet();
+                polling |= lane.runner.polling();
             }
             // a thread asleep on a timer of its own looks again within a millisecond: give it three
             needed = polling ? 60 : Wakeups.AVAILABLE ? 3 : 20;
