@@ -27,6 +27,7 @@ final class Client extends Thread {
 
     private final SimWorld world;
 
+    /** @param instance null for a scheduler's thread */
     Client(Instance instance, String name, SimWorld world) {
         super(name);
         this.instance = instance;

@@ -73,7 +73,15 @@ final class Explorer {
 
     private final double faultWeight;
 
+    /** How eagerly callers start operations: slow runs let leases, renewals and queue timeouts play out between them. */
+    private final double operationWeight;
+
     private int steps;
+
+    /** How late a scheduler's task may run after its due time. */
+    static final long TIMER_SLACK_NANOS = 20_000_000L;
+
+    private static final boolean DEBUG = Boolean.getBoolean("explorer.debug");
 
     private int operationsLeft;
 
@@ -94,6 +102,7 @@ final class Explorer {
         this.operations = new Operations(history, world, random, keys, config.lease);
         this.clockWeight = new double[] { 0.3, 1.5, 6 }[random.nextInt(3)];
         this.faultWeight = config.faults ? new double[] { 0, 0.2, 1 }[random.nextInt(3)] : 0;
+        this.operationWeight = new double[] { 3, 0.3, 0.03 }[random.nextInt(3)];
         LockEngineSettings settings = LockEngineSettings.defaults()
             .withLeaseTime(config.lease)
             .withRedisTimeout(config.redisTimeout)
@@ -115,7 +124,7 @@ final class Explorer {
         }
         this.operationsLeft = config.operations;
         world.trace("seed " + seed + ": " + config + ", clock weight " + clockWeight + ", fault weight " + faultWeight
-                + ", " + settings.handOff());
+                + ", operation weight " + operationWeight + ", " + settings.handOff());
     }
 
     private LockObserver observer(Client.Instance instance) {
@@ -137,6 +146,7 @@ final class Explorer {
         }
         finally {
             explorer.clients.forEach(Client::end);
+            explorer.world.lanes.forEach(lane -> lane.runner.end());
         }
     }
 
@@ -177,7 +187,8 @@ final class Explorer {
 
     private boolean busy() {
         synchronized (operations) {
-            return clients.stream().anyMatch(client -> !client.idle()) || !operations.pending.isEmpty();
+            return clients.stream().anyMatch(client -> !client.idle()) || !operations.pending.isEmpty()
+                    || world.lanes.stream().anyMatch(lane -> !lane.runner.idle());
         }
     }
 
@@ -205,28 +216,31 @@ final class Explorer {
         List<Choice> choices = new ArrayList<>();
         for (VirtualScheduler lane : world.lanes) {
             if (lane.due() != null) {
-                choices.add(new Choice(10, "task of " + lane.name, lane::runHead));
+                choices.add(new Choice(10, "", lane::runHead)); // traced by the lane's thread as it takes it
             }
         }
         double faults = faultsAllowed ? faultWeight : 0;
         for (Client.Instance instance : instances) {
             SimConnection connection = instance.connection;
+            if (world.now() - connection.pausedUntil < 0) {
+                continue; // the connection is cut off for now: nothing goes through it
+            }
             if (connection.hasSent()) {
-                choices.add(new Choice(8, null, () -> world.trace(connection.runNext(false))));
-                choices.add(new Choice(0.2 * faults, null, () -> world.trace(connection.runNext(true))));
+                choices.add(new Choice(8, null, () -> connection.runNext(false)));
+                choices.add(new Choice(0.2 * faults, null, () -> connection.runNext(true)));
             }
             if (connection.hasAnswered()) {
-                choices.add(new Choice(8, null, () -> world.trace(connection.answerNext(false))));
-                choices.add(new Choice(0.2 * faults, null, () -> world.trace(connection.answerNext(true))));
+                choices.add(new Choice(8, null, () -> connection.answerNext(false)));
+                choices.add(new Choice(0.2 * faults, null, () -> connection.answerNext(true)));
             }
             if (connection.hasPubSub()) {
-                choices.add(new Choice(6, null, () -> world.trace(connection.pubSubNext())));
+                choices.add(new Choice(6, null, connection::pubSubNext));
             }
         }
         if (faultsAllowed && operationsLeft > 0) {
             for (Client client : clients) {
                 if (client.idle() && !client.instance.closing) {
-                    choices.add(new Choice(3, null, () -> {
+                    choices.add(new Choice(operationWeight, null, () -> {
                         operationsLeft--;
                         if (random.nextInt(60) == 0 && instances.stream().filter(each -> !each.closing).count() > 1) {
                             operations.closeEngine(client);
@@ -257,10 +271,19 @@ final class Explorer {
                 }
             }
             choices.add(new Choice(0.02 * faults, null, this::restart));
+            choices.add(new Choice(0.05 * faults, null, this::cutOff));
             choices.add(new Choice(0.05 * faults, null, this::loseKey));
         }
         boolean anyDue = choices.stream().anyMatch(choice -> choice.what != null);
         long nextTimer = world.lanes.stream().mapToLong(VirtualScheduler::nextAt).min().orElse(Long.MAX_VALUE);
+        if (anyDue && world.now() - nextTimer < TIMER_SLACK_NANOS) {
+            // a scheduler's thread may be late (descheduled, a GC pause): up to TIMER_SLACK_NANOS after its due time
+            long late = nextTimer + TIMER_SLACK_NANOS - world.now();
+            choices.add(new Choice(0.1 * clockWeight, null, () -> {
+                world.advanceBy(1 + (long) (random.nextDouble() * late));
+                world.trace("clock moves while a scheduler is late");
+            }));
+        }
         if (!anyDue) {
             double weight = choices.stream().anyMatch(choice -> choice.weight > 0) ? clockWeight : 1;
             if (nextTimer != Long.MAX_VALUE) {
@@ -280,7 +303,7 @@ final class Explorer {
         for (Choice choice : choices) {
             pick -= choice.weight;
             if (pick < 0 && choice.weight > 0) {
-                if (choice.what != null) {
+                if (choice.what != null && !choice.what.isEmpty()) {
                     world.trace(choice.what);
                 }
                 choice.action.run();
@@ -299,6 +322,16 @@ final class Explorer {
         history.fault("restart-empty", "redis", start, history.now());
     }
 
+    /** One instance's connection carries nothing for a while (a network partition, a long GC pause of Redis). */
+    private void cutOff() {
+        Client.Instance instance = instances.get(random.nextInt(instances.size()));
+        long nanos = (long) (random.nextDouble() * config.lease.toNanos() * 1.5);
+        instance.connection.pausedUntil = world.now() + nanos;
+        world.trace(String.format(java.util.Locale.ROOT, "NEMESIS %s's connection is cut off for %.1f ms", instance.name,
+                nanos / 1e6));
+        history.fault("cut-off", instance.name, history.now(), history.now() + nanos, config.redisTimeout.toNanos());
+    }
+
     private void loseKey() {
         String key = keys.get(random.nextInt(keys.size()));
         world.trace("NEMESIS the lock of " + key + " is lost (as by a failover)");
@@ -308,7 +341,23 @@ final class Explorer {
     }
 
     /** Waits until every client is blocked or idle (several looks in a row: a thread just woken may not have run yet). */
+    static long settleNanos;
+
     private void settle() {
+        long began = System.nanoTime();
+        try {
+            settleQuietly();
+            if (DEBUG && System.nanoTime() - began > 20_000_000L) {
+                System.out.println("SLOW settle " + (System.nanoTime() - began) / 1_000_000 + " ms at step " + steps + ": "
+                        + world.trace.get(world.trace.size() - 1));
+            }
+        }
+        finally {
+            settleNanos += System.nanoTime() - began;
+        }
+    }
+
+    private void settleQuietly() {
         long giveUp = System.nanoTime() + 20_000_000_000L;
         int quiet = 0;
         int needed = 3;
@@ -319,8 +368,16 @@ final class Explorer {
                 all &= client.quiet();
                 polling |= client.polling();
             }
+            for (VirtualScheduler lane : world.lanes) {
+                all &= lane.runner.quiet();
+                polling |= lane.runner.polling();
+            }
             // a thread asleep on a timer of its own looks again within a millisecond: give it three
             needed = polling ? 60 : Wakeups.AVAILABLE ? 3 : 20;
+            if (polling && DEBUG) {
+                clients.stream().filter(Client::polling).forEach(client -> System.out.println("POLLING " + client.getName()
+                        + " " + client.doing + " " + java.util.Arrays.toString(client.getStackTrace())));
+            }
             quiet = all ? quiet + 1 : 0;
             if (quiet < needed) {
                 Thread.yield();
@@ -379,8 +436,11 @@ final class Explorer {
         }
         redis.issued.forEach(block -> history.issued(new History.Issued(block.key(), block.first(), block.last(),
                 block.atNanos())));
-        long lateBound = config.redisTimeout.toNanos() + 2 * CoarseTimeouts.TICK_MILLIS * 1_000_000L + 1_000_000L;
-        HistoryChecker.Findings findings = new HistoryChecker(config.lease.toMillis() * 3).lateBound(lateBound)
+        // a call may end one Redis timeout after its deadline (a reply it waits for), plus the coarse tick, plus late timers
+        long lateBound = config.redisTimeout.toNanos() + 2 * CoarseTimeouts.TICK_MILLIS * 1_000_000L + 2 * TIMER_SLACK_NANOS
+                + 1_000_000L;
+        // a key may stand free inside a wait for up to a queue waiter's refresh (1 s) and a grant's claim; not more
+        HistoryChecker.Findings findings = new HistoryChecker(2500).lateBound(lateBound)
             .check(history, leftovers);
         return new Result(seed, findings.violations(), world.trace, history.sections(), steps, world.elapsed() / 1_000_000);
     }

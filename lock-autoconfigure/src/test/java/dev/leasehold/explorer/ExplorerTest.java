@@ -33,14 +33,19 @@ class ExplorerTest {
         long firstSeed = Long.getLong("explorer.seed", System.currentTimeMillis() % 1_000_000);
         long runs = Long.getLong("explorer.runs", Long.MAX_VALUE);
         boolean printTraces = Boolean.getBoolean("explorer.trace");
-        long until = System.nanoTime() + seconds * 1_000_000_000L;
+        long began = System.nanoTime();
+        long until = began + seconds * 1_000_000_000L;
         Explorer.Config config = Explorer.Config.standard();
         long steps = 0;
         long virtualMillis = 0;
         int done = 0;
         List<Explorer.Result> failed = new ArrayList<>();
         for (long seed = firstSeed; done < runs && System.nanoTime() - until < 0; seed++) {
+            long runBegan = System.nanoTime();
             Explorer.Result result = Explorer.run(seed, config);
+            if (Boolean.getBoolean("explorer.debug")) {
+                System.out.printf("seed %d: %d steps in %.0f ms%n", seed, result.steps(), (System.nanoTime() - runBegan) / 1e6);
+            }
             done++;
             steps += result.steps();
             virtualMillis += result.virtualMillis();
@@ -49,11 +54,13 @@ class ExplorerTest {
             }
             if (!result.clean()) {
                 failed.add(result);
+                System.out.printf("Explorer: first violation after %.1f s (run %d, seed %d): %s%n",
+                        (System.nanoTime() - began) / 1e9, done, seed, result.violations().get(0));
                 break;
             }
         }
-        System.out.printf("Explorer: %d runs from seed %d, %d steps, %.1f s of virtual time, %d with violations%n", done,
-                firstSeed, steps, virtualMillis / 1000.0, failed.size());
+        System.out.printf("Explorer: %d runs from seed %d, %d steps, %.1f s of virtual time, %d with violations"
+                + " (%.1f s settling)%n", done, firstSeed, steps, virtualMillis / 1000.0, failed.size(), Explorer.settleNanos / 1e9);
         if (!failed.isEmpty()) {
             Explorer.Result result = failed.get(0);
             Explorer.Result again = Explorer.run(result.seed(), config);

@@ -130,7 +130,8 @@ final class Operations {
                 Optional<LockHandle> handle = client.instance.engine.tryLock(key, LockMode.EXCLUSIVE, wait, leaseTime);
                 waitEnded(waiting, handle.isPresent() ? "granted" : wait.isZero() ? "refused" : "timed-out");
                 handle.ifPresent(granted -> granted(client.instance, key, granted, outer != null,
-                        outer != null ? "re-entry" : "tryLock", start, heldBefore, client).fixedLease = leaseTime != null);
+                        outer != null ? "re-entry" : "tryLock", start, heldBefore, client).fixedLease = outer != null
+                                ? outer.fixedLease : leaseTime != null); // a re-entry keeps its holding's lease
             }
             catch (RuntimeException ex) {
                 waitEnded(waiting, "failed");

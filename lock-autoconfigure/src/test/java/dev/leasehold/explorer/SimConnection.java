@@ -48,6 +48,9 @@ final class SimConnection implements LockServer {
 
     final String name;
 
+    /** Until when (virtual ns) nothing goes through this connection (the explorer's cut-off); 0: never cut off. */
+    volatile long pausedUntil;
+
     private final SimRedis redis;
 
     private final ArrayDeque<Step> sent = new ArrayDeque<>();
@@ -96,14 +99,15 @@ final class SimConnection implements LockServer {
     }
 
     /** The server runs the next step sent; {@code drop}: it never arrived (the reply says no reply came). */
-    String runNext(boolean drop) {
+    void runNext(boolean drop) {
         Step step;
         synchronized (this) {
             step = sent.poll();
         }
         if (drop) {
+            redis.world.trace("drop " + step.what);
             step.reply.completeExceptionally(noReply("dropped before it reached Redis: " + step.what));
-            return "drop " + step.what;
+            return;
         }
         try {
             step.result = step.onServer.get();
@@ -114,34 +118,37 @@ final class SimConnection implements LockServer {
         synchronized (this) {
             answered.add(step);
         }
-        return "run " + step.what + " -> " + describe(step.result);
+        redis.world.trace("run " + step.what + " -> " + describe(step.result));
     }
 
     /** The next reply comes back; {@code lose}: it is lost (the driver's timeout: no reply). */
-    String answerNext(boolean lose) {
+    void answerNext(boolean lose) {
         Step step;
         synchronized (this) {
             step = answered.poll();
         }
+        // traced before it completes: what the woken caller records comes after, in every replay
         if (lose) {
+            redis.world.trace("lose reply of " + step.what);
             step.reply.completeExceptionally(noReply("reply lost: " + step.what));
-            return "lose reply of " + step.what;
+            return;
         }
+        redis.world.trace("answer " + step.what + " -> " + describe(step.result));
         if (step.result instanceof RuntimeException ex) {
             step.reply.completeExceptionally(ex);
         }
         else {
             step.reply.complete(step.result);
         }
-        return "answer " + step.what + " -> " + describe(step.result);
     }
 
     /** The next message or subscription change on the subscription connection. */
-    String pubSubNext() {
+    void pubSubNext() {
         PubSub next;
         synchronized (this) {
             next = pubSub.poll();
         }
+        redis.world.trace(next.kind + " " + next.channel);
         switch (next.kind) {
             case "subscribe" -> {
                 synchronized (this) {
@@ -158,7 +165,6 @@ final class SimConnection implements LockServer {
             }
             default -> releaseListener.accept(next.channel);
         }
-        return next.kind + " " + next.channel;
     }
 
     /** A PUBLISH on the server: queued for delivery if this connection is subscribed now. */

@@ -63,8 +63,19 @@ final class SimRedis {
         this.publish = publish;
     }
 
+    /** How far ahead the server's clock went in failovers and restarts (each takes time; no token is reissued). */
+    private long jumpedMicros;
+
     long micros() {
-        return EPOCH_MICROS + world.now() / 1000;
+        return EPOCH_MICROS + jumpedMicros + world.now() / 1000;
+    }
+
+    /**
+     * A failover or a restart takes time (seconds in practice; one millisecond here): the server's clock is past
+     * every token of a block granted just before, as the clock rule of fencing tokens relies on.
+     */
+    private void dataLostAfterTime() {
+        jumpedMicros += 1000;
     }
 
     // ---- strings with expiry
@@ -96,11 +107,13 @@ final class SimRedis {
 
     /** The owner's value, as Redis holds it (tests: a key lost as by a failover). */
     void delete(String key) {
+        dataLostAfterTime();
         strings.remove(key);
     }
 
     /** Redis restarted without persistence. */
     void flushAll() {
+        dataLostAfterTime();
         strings.clear();
         queues.clear();
         queueExpiries.clear();

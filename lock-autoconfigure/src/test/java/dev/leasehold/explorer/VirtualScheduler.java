@@ -30,11 +30,16 @@ final class VirtualScheduler extends ScheduledThreadPoolExecutor {
 
     private volatile boolean shutdown;
 
+    /** The scheduler's own thread: it runs a task when the explorer says (a task may block, as on a real one). */
+    final Client runner;
+
     VirtualScheduler(SimWorld world, ThreadFactory threads) {
         super(1, threads);
         this.world = world;
         this.name = threads.newThread(() -> {
         }).getName(); // an unstarted thread: only its name is used
+        this.runner = new Client(null, "explorer-" + name, world);
+        runner.start();
         world.lanes.add(this);
     }
 
@@ -103,8 +108,11 @@ final class VirtualScheduler extends ScheduledThreadPoolExecutor {
         return task;
     }
 
-    /** The task this lane runs next if it is due now, else null. */
+    /** The task this lane runs next if it is due now (and its thread is free), else null. */
     synchronized Task<?> due() {
+        if (!runner.idle()) {
+            return null; // one thread: the next task waits for the one running (it may be blocked)
+        }
         Task<?> head = queue.isEmpty() ? null : queue.first();
         return head != null && head.at - world.now() <= 0 ? head : null;
     }
@@ -114,14 +122,14 @@ final class VirtualScheduler extends ScheduledThreadPoolExecutor {
         return queue.isEmpty() ? Long.MAX_VALUE : queue.first().at;
     }
 
-    /** Runs the head task (due, checked by the caller). */
+    /** Runs the head task (due, checked by the caller) on the lane's thread. */
     void runHead() {
         Task<?> head;
         synchronized (this) {
             head = queue.pollFirst();
         }
         if (head != null) {
-            head.run();
+            runner.hand("task of " + name, head);
         }
     }
 
