@@ -208,8 +208,9 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     private LockHandle register(HeldLock lock, boolean threadBound) {
         DefaultLockHandle handle = holdings.register(lock, threadBound);
         if (shutdown.isDone()) {
-            // granted while shutdown began: release rather than leave it to its lease
-            handle.close();
+            // granted while shutdown began: release rather than leave it to its lease, without waiting for Redis's
+            // answer here: this may be the thread that delivers replies (close() waits for the release instead)
+            handle.release().runAsync();
             throw shuttingDown(lock.key());
         }
         return handle;
