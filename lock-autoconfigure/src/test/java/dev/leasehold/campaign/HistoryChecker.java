@@ -65,9 +65,15 @@ public final class HistoryChecker {
         history.losses().forEach(loss -> told.add(loss.instance() + "|" + loss.key() + "|" + loss.token()));
         int overlaps = 0;
         Map<String, List<Section>> byKey = sections.stream().collect(Collectors.groupingBy(Section::key));
+        Map<String, Section> holdings = new java.util.HashMap<>();
+        sections.stream().filter(section -> !section.reentry()).sorted(Comparator.comparingLong(Section::grantedAt))
+            .forEach(section -> holdings.putIfAbsent(holdingKey(section), section));
+        handOffRoots(history.issued(), sections, holdings);
+        Map<String, Long> issuedAt = new java.util.HashMap<>();
+        history.issued().forEach(block -> issuedAt.putIfAbsent(block.key() + "|" + block.first(), block.at()));
         for (List<Section> onKey : byKey.values()) {
             onKey.sort(Comparator.comparingLong(Section::grantedAt));
-            overlaps += overlaps(onKey, told, history.faults(), violations);
+            overlaps += overlaps(onKey, told, history.faults(), violations, holdings, issuedAt);
             tokensIncrease(onKey, violations);
         }
         for (Section section : sections) {
@@ -75,7 +81,9 @@ public final class HistoryChecker {
                 violations.add(new Violation(section.grantedAt(),
                         "S1 a re-entry was granted after its holding said it was no longer held: " + section));
             }
-            if (!section.accepted() && !isTold(section, told) && !restartedWhileHeld(section, history.faults())) {
+            if (!section.accepted() && !isTold(section, told)
+                    && !restartedWhileHeld(section.key(), leaseStart(holdingOf(section, holdings), issuedAt),
+                            section.endAt(), history.faults())) {
                 violations.add(new Violation(section.endAt(),
                         "S1 the fenced store refused a holder that was never told its lock was lost: " + section));
             }
@@ -97,7 +105,53 @@ public final class HistoryChecker {
         return section.toldLost() || told.contains(section.instance() + "|" + section.key() + "|" + section.token());
     }
 
-    private static int overlaps(List<Section> onKey, Set<String> told, List<Fault> faults, List<Violation> violations) {
+    /** Sections of one holding: a re-entry's (same instance, key and token) is the first grant of that token. */
+    private static String holdingKey(Section section) {
+        return section.instance() + "|" + section.key() + "|" + section.token();
+    }
+
+    /**
+     * The grant a re-entry re-entered (itself for a grant): a fault that lost the key while that lock was held excuses
+     * its re-entries too, which use the same lock and token and ask Redis nothing.
+     */
+    private static Section holdingOf(Section section, Map<String, Section> holdings) {
+        return section.token() > 0 ? holdings.getOrDefault(holdingKey(section), section) : section;
+    }
+
+    /**
+     * A lock handed on inside this JVM (its token from a block Redis reserved for a grant or a reservation, not the
+     * block's first) continues the lease Redis last confirmed at that block's first token, asking Redis nothing: a
+     * fault that lost the key while that lease ran excuses it as it excuses the grant (both learn the loss from the
+     * same later answer; documented in docs/how-it-works.md). Only where the history knows the blocks (the explorer).
+     */
+    private static void handOffRoots(List<History.Issued> issued, List<Section> sections, Map<String, Section> holdings) {
+        for (Section section : sections) {
+            if (section.reentry() || section.token() <= 0) {
+                continue;
+            }
+            for (History.Issued block : issued) {
+                if (block.key().equals(section.key()) && block.first() < section.token() && section.token() <= block.last()) {
+                    Section root = holdings.get(section.instance() + "|" + section.key() + "|" + block.first());
+                    if (root != null && root.grantedAt() <= section.grantedAt()) {
+                        holdings.put(holdingKey(section), root);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    /**
+     * When the lease a section holds began in Redis: the grant (or reservation) that issued its token, which may be
+     * a moment before the caller received it (a key lost in between was lost under that lease).
+     */
+    private static long leaseStart(Section section, Map<String, Long> issuedAt) {
+        Long at = issuedAt.get(section.key() + "|" + section.token());
+        return at != null ? Math.min(at, section.grantedAt()) : section.grantedAt();
+    }
+
+    private static int overlaps(List<Section> onKey, Set<String> told, List<Fault> faults, List<Violation> violations,
+            Map<String, Section> holdings, Map<String, Long> issuedAt) {
         int overlaps = 0;
         for (int i = 0; i < onKey.size(); i++) {
             Section a = onKey.get(i);
@@ -110,7 +164,9 @@ public final class HistoryChecker {
                 // the lower token is the older grant; without a token (the Lock view) the earlier grant
                 Section older = a.token() > 0 && b.token() > 0 && b.token() < a.token() ? b : a;
                 Section newer = older == a ? b : a;
-                if (!isTold(older, told) && !keptKeyLost(older, newer, faults) && !lostInRestart(older, newer, faults)) {
+                Section olderHolding = holdingOf(older, holdings);
+                if (!isTold(older, told) && !keptKeyLost(olderHolding, newer, faults)
+                        && !lostInRestart(older.key(), leaseStart(olderHolding, issuedAt), newer, faults)) {
                     violations.add(new Violation(b.grantedAt(),
                             "S1 two holders inside at once, the older never told it lost the lock: " + a + " and " + b));
                 }
@@ -136,8 +192,8 @@ public final class HistoryChecker {
      * the connections were being re-made fails, and the holder is not told (documented: a restart without
      * persistence loses locks; the fencing token protects the resource).
      */
-    private static boolean lostInRestart(Section older, Section newer, List<Fault> faults) {
-        return faults.stream().anyMatch(fault -> losesKey(fault, older.key()) && fault.start() >= older.grantedAt()
+    private static boolean lostInRestart(String key, long olderLeaseStart, Section newer, List<Fault> faults) {
+        return faults.stream().anyMatch(fault -> losesKey(fault, key) && fault.start() >= olderLeaseStart
                 && fault.start() < newer.grantedAt());
     }
 
@@ -151,11 +207,11 @@ public final class HistoryChecker {
 
     /**
      * Redis restarted empty while the section held the key: its lock was lost with the data, and a release that
-     * failed meanwhile (the connection being re-made) tells nobody (documented, like {@link #lostInRestart}).
+     * failed meanwhile (the connection being re-made) tells nobody (documented, like lostInRestart).
      */
-    private static boolean restartedWhileHeld(Section section, List<Fault> faults) {
-        return faults.stream().anyMatch(fault -> losesKey(fault, section.key()) && fault.start() >= section.grantedAt()
-                && fault.start() < section.endAt());
+    private static boolean restartedWhileHeld(String key, long leaseStart, long endAt, List<Fault> faults) {
+        return faults.stream().anyMatch(fault -> losesKey(fault, key) && fault.start() >= leaseStart
+                && fault.start() < endAt);
     }
 
         /** A re-entry and the holding it re-entered (same instance, same token). */
