@@ -49,7 +49,7 @@ final class LockArguments {
             throw new IllegalArgumentException("leaseTime must be positive or null for a watchdog lease, was "
                     + leaseTime + " (key '" + key + "')");
         }
-        DurationLimits.atMostMax("leaseTime", leaseTime, " (key '" + key + "')");
+        DurationLimits.atMostMaxForKey("leaseTime", leaseTime, key);
     }
 
     static void checkHold(String key, Duration leaseTime, Duration holdAtLeast) {
@@ -60,7 +60,7 @@ final class LockArguments {
             throw new IllegalArgumentException("holdAtLeast must be zero or positive, was " + holdAtLeast
                     + " (key '" + key + "')");
         }
-        DurationLimits.atMostMax("holdAtLeast", holdAtLeast, " (key '" + key + "')");
+        DurationLimits.atMostMaxForKey("holdAtLeast", holdAtLeast, key);
         if (leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
             throw new IllegalArgumentException("holdAtLeast (" + holdAtLeast + ") must not be longer than the "
                     + "fixed leaseTime (" + leaseTime + ") (key '" + key + "')");

@@ -36,7 +36,7 @@ final class LeaseExtension {
         if (lease.isNegative() || lease.isZero()) {
             throw new IllegalArgumentException("lease must be positive, was " + lease + " (key '" + lock.key() + "')");
         }
-        dev.leasehold.engine.support.DurationLimits.atMostMax("lease", lease, " (key '" + lock.key() + "')");
+        dev.leasehold.engine.support.DurationLimits.atMostMaxForKey("lease", lease, lock.key());
         if (lock.renewed) {
             throw new IllegalStateException("The watchdog renews the lease of " + lock
                     + "; extend(Duration) is for locks taken with a fixed leaseTime");

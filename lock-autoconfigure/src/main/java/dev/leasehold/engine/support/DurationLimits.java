@@ -38,6 +38,17 @@ public final class DurationLimits {
         return value;
     }
 
+    /**
+     * {@link #atMostMax} for an argument of a call on {@code key}: the message is made only when the value is
+     * refused (this runs on every lock call with a fixed lease or a hold: no string built when it passes).
+     */
+    public static Duration atMostMaxForKey(String name, Duration value, String key) {
+        if (value != null && value.compareTo(MAX) > 0) {
+            atMostMax(name, value, " (key '" + key + "')");
+        }
+        return value;
+    }
+
     /** A wait in nanoseconds, saturated at {@link #UNBOUNDED_WAIT_NANOS} ({@code FOREVER} does not overflow). */
     public static long waitNanos(Duration wait) {
         return wait.compareTo(Duration.ofNanos(UNBOUNDED_WAIT_NANOS)) >= 0 ? UNBOUNDED_WAIT_NANOS : wait.toNanos();
