@@ -1,5 +1,7 @@
 package dev.leasehold;
 
+import org.jspecify.annotations.Nullable;
+
 /** The lock could not be taken within the wait (held by another owner, or Redis did not answer). */
 public class LockAcquisitionException extends RuntimeException {
 
@@ -22,7 +24,7 @@ public class LockAcquisitionException extends RuntimeException {
      * @param message what happened
      * @param cause the failure, such as a Redis command that timed out
      */
-    public LockAcquisitionException(String key, String message, Throwable cause) {
+    public LockAcquisitionException(String key, @Nullable String message, @Nullable Throwable cause) {
         super(message, cause);
         this.key = key;
     }

@@ -2,6 +2,8 @@ package dev.leasehold;
 
 import dev.leasehold.engine.CurrentLocks;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Lets code check that it runs under its lock, so that a call path that forgot the lock (a call from inside
  * the same bean, which no proxy sees; a new caller) fails at once instead of corrupting data quietly:
@@ -34,7 +36,7 @@ public final class LockAssert {
      * @throws LockKeyException when {@code key} is null (no lock has that key; {@link #assertLocked()} checks for
      * any lock)
      */
-    public static void assertLocked(String key) {
+    public static void assertLocked(@Nullable String key) {
         if (key == null) {
             // a key computed as null is a bug of the caller's: it must not pass because some other lock is held
             throw new LockKeyException("LockAssert.assertLocked(key) was given a null key; no lock has it (to check "

@@ -6,6 +6,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.Lock;
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Distributed locks by hand. Keys are logical keys (the {@code leasehold.key-prefix} is added in Redis).
  * Locks are re-entrant per thread: locking a key the thread holds succeeds at once with the same fencing token.
@@ -24,7 +26,7 @@ public interface LockService {
      * @throws IllegalArgumentException when a duration is negative (or the lease zero)
      * @throws LockAcquisitionException when Redis could not be reached within the wait plus {@code leasehold.redis-timeout}
      */
-    Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime);
+    Optional<LockHandle> tryLock(String key, Duration waitTime, @Nullable Duration leaseTime);
 
     /**
      * Like {@link #tryLock(String, Duration, Duration)}, without holding a thread while it waits: the stage
@@ -46,7 +48,7 @@ public interface LockService {
      * @throws LockKeyException when the key is null, blank or too long
      * @throws IllegalArgumentException when a duration is negative (or the lease zero)
      */
-    default CompletionStage<Optional<LockHandle>> tryLockAsync(String key, Duration waitTime, Duration leaseTime) {
+    default CompletionStage<Optional<LockHandle>> tryLockAsync(String key, Duration waitTime, @Nullable Duration leaseTime) {
         throw new UnsupportedOperationException(getClass().getName() + " cannot lock asynchronously");
     }
 
@@ -106,7 +108,7 @@ public interface LockService {
      * @return the handle, or empty when another owner held the key for the whole wait
      * @throws IllegalArgumentException when {@code holdAtLeast} is negative or longer than the fixed lease
      */
-    default Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime, Duration holdAtLeast) {
+    default Optional<LockHandle> tryLock(String key, Duration waitTime, @Nullable Duration leaseTime, @Nullable Duration holdAtLeast) {
         if (holdAtLeast == null || holdAtLeast.isZero()) {
             return tryLock(key, waitTime, leaseTime);
         }

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
@@ -44,7 +45,7 @@ public final class ReactiveLockService {
      * @param leaseTime a fixed lease, or null for a lease renewed by the watchdog while held
      * @return a {@code Mono} of the handle, empty when the wait ran out
      */
-    public Mono<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime) {
+    public Mono<LockHandle> tryLock(String key, Duration waitTime, @Nullable Duration leaseTime) {
         return Mono.create(sink -> {
             CompletableFuture<Optional<LockHandle>> waiting;
             try {

@@ -11,4 +11,7 @@
  * what is here (the build compares it with a committed baseline). Its subpackages are internal and may
  * change in any release.
  */
+@NullMarked
 package dev.leasehold;
+
+import org.jspecify.annotations.NullMarked;

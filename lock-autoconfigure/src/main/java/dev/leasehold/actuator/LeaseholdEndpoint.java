@@ -9,6 +9,7 @@ import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.quorum.QuorumLockServer;
 import dev.leasehold.engine.quorum.QuorumNodeHealth;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -25,14 +26,14 @@ public class LeaseholdEndpoint {
 
     private final LockEngineSettings settings;
 
-    private final QuorumLockServer quorum;
+    private final @Nullable QuorumLockServer quorum;
 
     public LeaseholdEndpoint(DefaultLockEngine engine, LockEngineSettings settings) {
         this(engine, settings, null);
     }
 
     /** @param quorum the quorum mode's server, or null when locking on one Redis deployment */
-    public LeaseholdEndpoint(DefaultLockEngine engine, LockEngineSettings settings, QuorumLockServer quorum) {
+    public LeaseholdEndpoint(DefaultLockEngine engine, LockEngineSettings settings, @Nullable QuorumLockServer quorum) {
         this.engine = engine;
         this.settings = settings;
         this.quorum = quorum;
@@ -56,7 +57,7 @@ public class LeaseholdEndpoint {
 
     /** What the endpoint shows. */
     public record LocksDescriptor(String instanceId, String keyPrefix, long leaseTimeMillis, List<HeldLockInfo> held,
-            QuorumDescriptor quorum) {
+            @Nullable QuorumDescriptor quorum) {
     }
 
     /** Quorum mode: how many nodes a lock needs, and each node's health. */

@@ -4,6 +4,8 @@ import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.LockObserver;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What the engine's own round trips say about Redis, for the health indicator: it learns from acquires
  * and watchdog rounds, so a health check needs no round trip of its own while locking is busy.
@@ -14,7 +16,7 @@ public class RedisHealthObserver implements LockObserver {
 
     private volatile long lastFailureNanos;
 
-    private volatile Throwable lastError;
+    private volatile @Nullable Throwable lastError;
 
     /** Whether the last watchdog round left renewals unconfirmed. */
     private volatile boolean renewalFailing;
@@ -33,7 +35,7 @@ public class RedisHealthObserver implements LockObserver {
     }
 
     @Override
-    public void notAcquired(String key, LockMode mode, long waitedNanos, Throwable error) {
+    public void notAcquired(String key, LockMode mode, long waitedNanos, @Nullable Throwable error) {
         if (error == null) {
             succeeded(); // refused: Redis answered
         }
@@ -95,7 +97,7 @@ public class RedisHealthObserver implements LockObserver {
         return lostLocks.get();
     }
 
-    Throwable lastError() {
+    @Nullable Throwable lastError() {
         return lastError;
     }
 }

@@ -4,6 +4,7 @@ import dev.leasehold.DistributedLock;
 import dev.leasehold.LockMode;
 import dev.leasehold.OnLockFailure;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aot.hint.MemberCategory;
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
@@ -21,7 +22,7 @@ public class LeaseholdRuntimeHints implements RuntimeHintsRegistrar {
     public static final String LUA_SCRIPTS = "dev/leasehold/engine/redis/*.lua";
 
     @Override
-    public void registerHints(RuntimeHints hints, ClassLoader classLoader) {
+    public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
         hints.resources().registerPattern(LUA_SCRIPTS);
         hints.reflection().registerType(DistributedLock.class, MemberCategory.INVOKE_PUBLIC_METHODS);
         hints.reflection().registerType(LockMode.class, MemberCategory.INVOKE_PUBLIC_METHODS);

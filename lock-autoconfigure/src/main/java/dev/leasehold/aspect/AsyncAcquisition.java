@@ -17,6 +17,8 @@ import dev.leasehold.engine.CurrentLocks;
 import dev.leasehold.engine.LockEngine;
 import dev.leasehold.engine.waiting.Acquisitions;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Takes the locks of one call without holding a thread while it waits: every key in order within one
  * wait, each through {@code tryLockAsync}, the next asked for when the previous was granted. The result
@@ -49,10 +51,10 @@ final class AsyncAcquisition {
     private final CompletableFuture<Acquisition> result = new CompletableFuture<>();
 
     /** Taken so far, by key index (null: not yet); guarded by this. */
-    private final LockHandle[] taken;
+    private final @Nullable LockHandle[] taken;
 
     /** The key being waited for now; guarded by this. */
-    private CompletableFuture<Optional<LockHandle>> pending;
+    private @Nullable CompletableFuture<Optional<LockHandle>> pending;
 
     private AsyncAcquisition(DistributedLockInterceptor locking, LockEngine engine, LockAttribute attribute,
             List<String> keys, Duration wait) {
@@ -100,7 +102,7 @@ final class AsyncAcquisition {
                 catch (LockAcquisitionException ex) {
                     break; // Redis did not answer in time: the wait below tries again until it ends
                 }
-                if (handle.isEmpty()) {
+                if (handle == null || handle.isEmpty()) {
                     break;
                 }
                 taken[index] = handle.get();
@@ -190,7 +192,7 @@ final class AsyncAcquisition {
         stage.whenComplete((handle, error) -> granted(index, handle, error));
     }
 
-    private void granted(int index, Optional<LockHandle> handle, Throwable error) {
+    private void granted(int index, @Nullable Optional<LockHandle> handle, @Nullable Throwable error) {
         String key = keys.get(index);
         if (error != null) {
             giveBack();
@@ -206,7 +208,7 @@ final class AsyncAcquisition {
             }
             return;
         }
-        if (handle.isEmpty()) {
+        if (handle == null || handle.isEmpty()) {
             giveBack();
             result.complete(Acquisition.failed(DistributedLockInterceptor.failure(attribute, key, wait, null)));
             return;

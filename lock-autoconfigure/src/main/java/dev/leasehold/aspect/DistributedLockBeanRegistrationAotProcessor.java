@@ -6,6 +6,7 @@ import java.util.List;
 
 import dev.leasehold.DistributedLock;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aot.hint.ExecutableMode;
 import org.springframework.aot.hint.MemberCategory;
 import org.springframework.aot.hint.ReflectionHints;
@@ -25,7 +26,7 @@ import org.springframework.util.StringUtils;
 public class DistributedLockBeanRegistrationAotProcessor implements BeanRegistrationAotProcessor {
 
     @Override
-    public BeanRegistrationAotContribution processAheadOfTime(RegisteredBean registeredBean) {
+    public @Nullable BeanRegistrationAotContribution processAheadOfTime(RegisteredBean registeredBean) {
         Class<?> beanClass = ClassUtils.getUserClass(registeredBean.getBeanClass());
         List<Method> annotated = new ArrayList<>();
         List<Method> fallbacks = new ArrayList<>();

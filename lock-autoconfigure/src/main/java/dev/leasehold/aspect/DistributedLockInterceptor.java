@@ -5,6 +5,7 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +27,7 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.util.ClassUtils;
 
@@ -57,9 +59,9 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
     private final Set<Method> warnedAboutOpenTransaction = ConcurrentHashMap.newKeySet();
 
-    private volatile LockService lockService;
+    private volatile @Nullable LockService lockService;
 
-    private volatile ReactiveLocking reactiveLocking;
+    private volatile @Nullable ReactiveLocking reactiveLocking;
 
     private final StageLocking stageLocking = new StageLocking(this);
 
@@ -77,7 +79,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     @Override
-    public Object invoke(MethodInvocation invocation) throws Throwable {
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
         Object target = invocation.getThis();
         Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : null;
         LockAttribute attribute = attributes.getAttribute(invocation.getMethod(), targetClass);
@@ -92,7 +94,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         };
     }
 
-    private Object invokeHoldingUntilReturn(MethodInvocation invocation, LockAttribute attribute, List<String> keys)
+    private @Nullable Object invokeHoldingUntilReturn(MethodInvocation invocation, LockAttribute attribute, List<String> keys)
             throws Throwable {
         Acquisition acquisition = acquire(attribute, keys);
         if (!acquisition.acquired()) {
@@ -113,7 +115,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     /** The lock was not taken: the fallback wins over onFailure; the method itself never runs. */
-    Object notLocked(MethodInvocation invocation, LockAttribute attribute, LockAcquisitionException failure,
+    @Nullable Object notLocked(MethodInvocation invocation, LockAttribute attribute, @Nullable LockAcquisitionException failure,
             boolean failAsStage) throws Throwable {
         if (attribute.fallback() != null) {
             return invokeFallback(invocation, attribute, failure);
@@ -138,7 +140,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
      * future that completes with it; else null. The call's locks are then released once both its result ended
      * and the transaction completed, whichever is later.
      */
-    CompletableFuture<Void> transactionEnd(LockAttribute attribute) {
+    @Nullable CompletableFuture<Void> transactionEnd(LockAttribute attribute) {
         if (!TRANSACTIONS_PRESENT || !TransactionBoundRelease.transactionOpen()) {
             return null;
         }
@@ -147,7 +149,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     /** Releases without blocking once {@code transactionEnd} completed (at once when null). */
-    void releaseAfter(CompletableFuture<Void> transactionEnd, List<LockHandle> handles) {
+    void releaseAfter(@Nullable CompletableFuture<Void> transactionEnd, List<LockHandle> handles) {
         if (transactionEnd == null) {
             releaseAsync(handles);
         }
@@ -160,7 +162,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
      * Takes the locks of a call whose result is a publisher, without holding a thread while it waits (see
      * {@link AsyncAcquisition}); null when the application's own {@code LockService} can only block.
      */
-    CompletableFuture<Acquisition> acquireWithoutThread(LockAttribute attribute, List<String> keys) {
+    @Nullable CompletableFuture<Acquisition> acquireWithoutThread(LockAttribute attribute, List<String> keys) {
         return lockService() instanceof LockEngine engine
                 ? AsyncAcquisition.start(this, engine, attribute, keys, waitTime(attribute), false) : null;
     }
@@ -233,7 +235,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     static LockAcquisitionException failure(LockAttribute attribute, String key, Duration wait,
-            LockAcquisitionException cause) {
+            @Nullable LockAcquisitionException cause) {
         String reason = cause == null ? "another owner held it"
                 : cause.getCause() != null ? "Redis did not answer (" + cause.getCause() + ")" : cause.getMessage();
         return new LockAcquisitionException(key, "Could not lock '" + key + "' for " + attribute.description()
@@ -277,11 +279,12 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         }
     }
 
-    Object invokeFallback(MethodInvocation invocation, LockAttribute attribute, LockAcquisitionException failure)
+    @Nullable Object invokeFallback(MethodInvocation invocation, LockAttribute attribute, @Nullable LockAcquisitionException failure)
             throws Throwable {
         Object[] arguments = invocation.getArguments();
+        Method fallback = Objects.requireNonNull(attribute.fallback(), "called only with a fallback");
         if (SuspendingFunctions.isSuspending(attribute.method())) {
-            return SuspendingFunctions.invokeFallback(attribute.fallback(), invocation.getThis(), arguments,
+            return SuspendingFunctions.invokeFallback(fallback, invocation.getThis(), arguments,
                     attribute.fallbackTakesException() ? failure : null);
         }
         if (attribute.fallbackTakesException()) {
@@ -293,7 +296,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
         // the fallback runs without this call's lock: it must not see an outer call's as its own
         CurrentLocks.push(List.of());
         try {
-            return attribute.fallback().invoke(invocation.getThis(), arguments);
+            return fallback.invoke(invocation.getThis(), arguments);
         }
         catch (InvocationTargetException ex) {
             throw ex.getTargetException();
@@ -337,7 +340,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     /** The locks of one call, or why it could not have them. */
-    record Acquisition(List<LockHandle> handles, LockAcquisitionException failure) {
+    record Acquisition(List<LockHandle> handles, @Nullable LockAcquisitionException failure) {
 
         static Acquisition failed(LockAcquisitionException failure) {
             return new Acquisition(List.of(), failure);

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import dev.leasehold.DistributedLock;
 import dev.leasehold.LockService;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.aop.framework.ProxyConfig;
 import org.springframework.aop.support.AopUtils;
@@ -34,7 +35,7 @@ public class DistributedLockMethodValidator implements BeanPostProcessor, BeanFa
 
     private final Set<Class<?>> validClasses = ConcurrentHashMap.newKeySet();
 
-    private ListableBeanFactory beanFactory;
+    private @Nullable ListableBeanFactory beanFactory;
 
     public DistributedLockMethodValidator(ObjectProvider<LockAttributeSource> attributes) {
         this.attributes = attributes;
@@ -93,7 +94,7 @@ public class DistributedLockMethodValidator implements BeanPostProcessor, BeanFa
                 && ClassUtils.getAllInterfacesForClass(userClass).length > 0;
     }
 
-    private static String unproxyable(Method method, boolean interfaceProxy) {
+    private static @Nullable String unproxyable(Method method, boolean interfaceProxy) {
         int modifiers = method.getModifiers();
         if (Modifier.isStatic(modifiers)) {
             return "static";

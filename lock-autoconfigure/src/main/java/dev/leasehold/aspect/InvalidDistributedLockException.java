@@ -1,5 +1,7 @@
 package dev.leasehold.aspect;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A {@code @DistributedLock} that cannot work as written, found at startup; {@link #getAction()} says what to
  * do about it (Spring Boot's failure analysis prints both instead of a stack trace).
@@ -13,12 +15,12 @@ public class InvalidDistributedLockException extends IllegalStateException {
 
     private final String action;
 
-    InvalidDistributedLockException(String message, String action, Throwable cause) {
+    InvalidDistributedLockException(String message, String action, @Nullable Throwable cause) {
         super(message, cause);
         this.action = action;
     }
 
-    InvalidDistributedLockException(String message, Throwable cause) {
+    InvalidDistributedLockException(String message, @Nullable Throwable cause) {
         this(message, FIX_ATTRIBUTE, cause);
     }
 

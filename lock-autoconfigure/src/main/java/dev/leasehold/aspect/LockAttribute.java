@@ -9,6 +9,7 @@ import java.util.function.Supplier;
 import dev.leasehold.LockMode;
 import dev.leasehold.OnLockFailure;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.expression.Expression;
 
@@ -30,10 +31,11 @@ import org.springframework.expression.Expression;
  * @param skipValue what a skipped call returns ({@code onFailure = SKIP})
  * @param holdAtLeast null for none: how long after the grant the key stays taken, even when released sooner
  */
-record LockAttribute(Method method, String description, String name, Expression key, Duration waitTime,
-        Duration leaseTime, LockMode mode, OnLockFailure onFailure, Method fallback, boolean fallbackTakesException,
-        ResultKind resultKind, ReactiveAdapter reactiveAdapter, List<String> keysWithoutExpression,
-        Map<String, Integer> arguments, Supplier<Object> skipValue, Duration holdAtLeast) {
+record LockAttribute(Method method, String description, String name, @Nullable Expression key,
+        @Nullable Duration waitTime, @Nullable Duration leaseTime, LockMode mode, OnLockFailure onFailure,
+        @Nullable Method fallback, boolean fallbackTakesException, ResultKind resultKind,
+        @Nullable ReactiveAdapter reactiveAdapter, @Nullable List<String> keysWithoutExpression,
+        Map<String, Integer> arguments, Supplier<@Nullable Object> skipValue, @Nullable Duration holdAtLeast) {
 
     /** When the lock of a call is released. */
     enum ResultKind {

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,6 +21,7 @@ import dev.leasehold.OnLockFailure;
 import dev.leasehold.aspect.LockAttribute.ResultKind;
 import dev.leasehold.engine.support.DurationLimits;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.MethodClassKey;
@@ -48,15 +50,12 @@ import org.springframework.util.StringUtils;
  */
 public class LockAttributeSource {
 
-    private static final LockAttribute NONE = new LockAttribute(null, null, null, null, null, null, null, null, null,
-            false, null, null, null, null, null, null);
-
     private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
             LockAttributeSource.class.getClassLoader());
 
-    private final Map<MethodClassKey, LockAttribute> cache = new ConcurrentHashMap<>(256);
+    private final Map<MethodClassKey, Optional<LockAttribute>> cache = new ConcurrentHashMap<>(256);
 
-    private final PropertyResolver placeholders;
+    private final @Nullable PropertyResolver placeholders;
 
     private final ParameterNameDiscoverer parameterNames;
 
@@ -68,24 +67,24 @@ public class LockAttributeSource {
      * @param placeholders resolves {@code ${...}} in {@code name}, {@code waitTime} and {@code leaseTime}
      * (the application's {@code Environment}); null for none
      */
-    public LockAttributeSource(PropertyResolver placeholders, ParameterNameDiscoverer parameterNames) {
+    public LockAttributeSource(@Nullable PropertyResolver placeholders, ParameterNameDiscoverer parameterNames) {
         this.placeholders = placeholders;
         this.parameterNames = parameterNames;
     }
 
     /** The attribute of a method called on a target of the given class, or null when it is not annotated. */
-    public LockAttribute getAttribute(Method method, Class<?> targetClass) {
+    public @Nullable LockAttribute getAttribute(Method method, @Nullable Class<?> targetClass) {
         MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
-        LockAttribute cached = cache.get(cacheKey);
+        Optional<LockAttribute> cached = cache.get(cacheKey);
         if (cached == null) {
             // parse outside computeIfAbsent: a parse error must not poison the map, and parsing may be slow
-            LockAttribute parsed = parse(method, targetClass);
-            cached = cache.computeIfAbsent(cacheKey, key -> parsed != null ? parsed : NONE);
+            Optional<LockAttribute> parsed = Optional.ofNullable(parse(method, targetClass));
+            cached = cache.computeIfAbsent(cacheKey, key -> parsed);
         }
-        return cached != NONE ? cached : null;
+        return cached.orElse(null);
     }
 
-    private LockAttribute parse(Method method, Class<?> targetClass) {
+    private @Nullable LockAttribute parse(Method method, @Nullable Class<?> targetClass) {
         Class<?> userClass = targetClass != null ? ClassUtils.getUserClass(targetClass) : method.getDeclaringClass();
         Method specific = AopUtils.getMostSpecificMethod(method, userClass);
         DistributedLock annotation = findAnnotation(specific, userClass);
@@ -138,7 +137,7 @@ public class LockAttributeSource {
             ReflectionUtils.makeAccessible(fallback);
         }
         String description = userClass.getSimpleName() + "." + specific.getName();
-        Supplier<Object> skipValue = SkipValues.forReturnType(specific, where);
+        Supplier<@Nullable Object> skipValue = SkipValues.forReturnType(specific, where);
         if (annotation.onFailure() == OnLockFailure.SKIP && fallback == null) {
             skipValue.get(); // fails now if the return type has no empty value
         }
@@ -153,7 +152,7 @@ public class LockAttributeSource {
      * class that it implements, also when a superclass that does not know the interface provides it (a
      * class proxy then calls the superclass method).
      */
-    static DistributedLock findAnnotation(Method method, Class<?> userClass) {
+    static @Nullable DistributedLock findAnnotation(Method method, Class<?> userClass) {
         DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
         if (annotation != null || Modifier.isStatic(method.getModifiers())) {
             return annotation;
@@ -198,7 +197,7 @@ public class LockAttributeSource {
     }
 
     /** A lease or hold longer than the engine accepts fails at startup, not at the first call (after a grant). */
-    private static void atMostMax(Duration duration, String attribute, String value, String where) {
+    private static void atMostMax(@Nullable Duration duration, String attribute, String value, String where) {
         try {
             DurationLimits.atMostMax(attribute, duration, "");
         }
@@ -207,7 +206,7 @@ public class LockAttributeSource {
         }
     }
 
-    private Duration duration(String value, String attribute, String where, boolean zeroAllowed) {
+    private @Nullable Duration duration(String value, String attribute, String where, boolean zeroAllowed) {
         String text = resolve(value, attribute, where);
         if (text.isEmpty()) {
             return null;
@@ -227,7 +226,7 @@ public class LockAttributeSource {
         return duration;
     }
 
-    private Expression parseKey(String source, Method method, String where) {
+    private @Nullable Expression parseKey(String source, Method method, String where) {
         if (!StringUtils.hasText(source)) {
             return null;
         }

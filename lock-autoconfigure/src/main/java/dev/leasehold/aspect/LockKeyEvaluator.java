@@ -5,13 +5,16 @@ import java.lang.reflect.Method;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeSet;
 
 import dev.leasehold.LockKeyException;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 
 /**
@@ -23,18 +26,20 @@ import org.springframework.expression.spel.support.StandardEvaluationContext;
  */
 final class LockKeyEvaluator {
 
-    private final BeanFactoryResolver beanResolver;
+    private final @Nullable BeanFactoryResolver beanResolver;
 
-    LockKeyEvaluator(BeanFactory beanFactory) {
+    LockKeyEvaluator(@Nullable BeanFactory beanFactory) {
         this.beanResolver = beanFactory != null ? new BeanFactoryResolver(beanFactory) : null;
     }
 
     /** The sorted, distinct logical keys of one call; never empty. */
-    List<String> keys(LockAttribute attribute, Object target, Class<?> targetClass, Object[] args) {
-        if (attribute.key() == null) {
-            return attribute.keysWithoutExpression();
+    List<String> keys(LockAttribute attribute, @Nullable Object target, @Nullable Class<?> targetClass,
+            @Nullable Object[] args) {
+        Expression key = attribute.key();
+        if (key == null) {
+            return Objects.requireNonNull(attribute.keysWithoutExpression(), "the name is the key");
         }
-        Object value = evaluate(attribute, target, targetClass, args);
+        Object value = evaluate(key, attribute, target, targetClass, args);
         if (value instanceof Collection<?> || (value != null && value.getClass().isArray())) {
             TreeSet<String> keys = new TreeSet<>();
             if (value instanceof Collection<?> elements) {
@@ -57,17 +62,19 @@ final class LockKeyEvaluator {
 
     /** Names the method and expression in messages; built only when something is wrong. */
     static String where(LockAttribute attribute) {
-        return "The key '" + attribute.key().getExpressionString() + "' of @DistributedLock on " + attribute.description();
+        Expression key = attribute.key();
+        return "The key '" + (key != null ? key.getExpressionString() : "") + "' of @DistributedLock on " + attribute.description();
     }
 
-    private Object evaluate(LockAttribute attribute, Object target, Class<?> targetClass, Object[] args) {
+    private @Nullable Object evaluate(Expression key, LockAttribute attribute, @Nullable Object target,
+            @Nullable Class<?> targetClass, @Nullable Object[] args) {
         ArgumentsContext context = new ArgumentsContext(
                 new LockExpressionRoot(attribute.method(), target, targetClass, args), attribute.arguments(), args);
         if (beanResolver != null) {
             context.setBeanResolver(beanResolver);
         }
         try {
-            return attribute.key().getValue(context);
+            return key.getValue(context);
         }
         catch (EvaluationException ex) {
             LockKeyException failure = new LockKeyException(where(attribute) + " could not be evaluated ("
@@ -95,7 +102,7 @@ final class LockKeyEvaluator {
         }
 
         @Override
-        public Object lookupVariable(String name) {
+        public @Nullable Object lookupVariable(String name) {
             Integer index = arguments.get(name);
             return index != null && index < args.length ? args[index] : super.lookupVariable(name);
         }
@@ -106,13 +113,13 @@ final class LockKeyEvaluator {
 
         private final Method method;
 
-        private final Object target;
+        private final @Nullable Object target;
 
-        private final Class<?> targetClass;
+        private final @Nullable Class<?> targetClass;
 
-        private final Object[] args;
+        private final @Nullable Object[] args;
 
-        LockExpressionRoot(Method method, Object target, Class<?> targetClass, Object[] args) {
+        LockExpressionRoot(Method method, @Nullable Object target, @Nullable Class<?> targetClass, @Nullable Object[] args) {
             this.method = method;
             this.target = target;
             this.targetClass = targetClass;
@@ -127,11 +134,11 @@ final class LockKeyEvaluator {
             return method.getName();
         }
 
-        public Object getTarget() {
+        public @Nullable Object getTarget() {
             return target;
         }
 
-        public Class<?> getTargetClass() {
+        public @Nullable Class<?> getTargetClass() {
             return targetClass;
         }
 

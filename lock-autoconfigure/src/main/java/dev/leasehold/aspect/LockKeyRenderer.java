@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import dev.leasehold.LockKeyException;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.util.ReflectionUtils;
 
 /**
@@ -52,7 +53,7 @@ final class LockKeyRenderer {
     }
 
     /** @param attribute names the method and expression in the exception message */
-    static String render(Object value, LockAttribute attribute) {
+    static String render(@Nullable Object value, LockAttribute attribute) {
         String text = renderValue(value, attribute, false);
         if (text.isBlank()) {
             throw new LockKeyException(where(attribute) + " evaluated to blank text; the method was not run");
@@ -64,7 +65,7 @@ final class LockKeyRenderer {
         return LockKeyEvaluator.where(attribute);
     }
 
-    private static String renderValue(Object value, LockAttribute attribute, boolean nested) {
+    private static String renderValue(@Nullable Object value, LockAttribute attribute, boolean nested) {
         if (value == null) {
             throw new LockKeyException(where(attribute) + " evaluated to null" + (nested ? " inside a record" : "")
                     + "; the method was not run");

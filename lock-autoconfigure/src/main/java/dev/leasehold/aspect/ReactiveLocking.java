@@ -1,6 +1,7 @@
 package dev.leasehold.aspect;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -11,6 +12,7 @@ import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
 import dev.leasehold.OnLockFailure;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -39,7 +41,7 @@ final class ReactiveLocking {
     }
 
     Object invoke(MethodInvocation invocation, LockAttribute attribute, List<String> keys) {
-        ReactiveAdapter adapter = attribute.reactiveAdapter();
+        ReactiveAdapter adapter = Objects.requireNonNull(attribute.reactiveAdapter(), "a reactive result has an adapter");
         // the method runs once per subscription, so each needs its own copy of the call
         MethodCall call = invocation instanceof ProxyMethodInvocation proxied
                 ? () -> proxied.invocableClone().proceed()
@@ -166,7 +168,7 @@ final class ReactiveLocking {
 
     @SuppressWarnings("unchecked")
     private Publisher<Object> onFailure(ReactiveAdapter adapter, MethodInvocation invocation, LockAttribute attribute,
-            LockAcquisitionException failure) {
+            @Nullable LockAcquisitionException failure) {
         if (attribute.fallback() != null) {
             return Flux.defer(() -> {
                 try {
@@ -179,7 +181,7 @@ final class ReactiveLocking {
             });
         }
         if (attribute.onFailure() != OnLockFailure.SKIP) {
-            return Flux.error(failure);
+            return Flux.error(Objects.requireNonNull(failure, "a failed acquisition has its failure"));
         }
         // a skipped suspend function returns its type's empty value (an empty list, not a null one)
         Object empty = SuspendingFunctions.isSuspending(attribute.method()) ? attribute.skipValue().get() : null;
@@ -189,7 +191,7 @@ final class ReactiveLocking {
     /** One run of the intercepted method. */
     @FunctionalInterface
     private interface MethodCall {
-        Object call() throws Throwable;
+        @Nullable Object call() throws Throwable;
     }
 
     /**
@@ -204,6 +206,7 @@ final class ReactiveLocking {
     }
 
     /** The locks of one subscription, and the transaction they wait for (null: none). */
-    private record Locked(DistributedLockInterceptor.Acquisition acquisition, CompletableFuture<Void> transactionEnd) {
+    private record Locked(DistributedLockInterceptor.Acquisition acquisition,
+            @Nullable CompletableFuture<Void> transactionEnd) {
     }
 }

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.CollectionFactory;
 import org.springframework.core.ResolvableType;
 
@@ -29,7 +30,7 @@ final class SkipValues {
      * Makes the value once, so a return type it cannot make (a collection without a public no-argument
      * constructor, say) fails at startup, not on the first busy call in production.
      */
-    static Supplier<Object> forReturnType(Method method, String where) {
+    static Supplier<@Nullable Object> forReturnType(Method method, String where) {
         ResolvableType type = ResolvableType.forMethodReturnType(method);
         try {
             forType(type);
@@ -43,7 +44,7 @@ final class SkipValues {
         return () -> forType(type);
     }
 
-    private static Object forType(ResolvableType type) {
+    private static @Nullable Object forType(ResolvableType type) {
         Class<?> raw = type.resolve(Object.class);
         if (raw.isPrimitive()) {
             return raw == void.class ? null : Array.get(Array.newInstance(raw, 1), 0);

@@ -12,6 +12,7 @@ import dev.leasehold.engine.CurrentLocks;
 import dev.leasehold.engine.LockEngine;
 import org.aopalliance.intercept.MethodInvocation;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.ProxyMethodInvocation;
 
 /**
@@ -30,7 +31,7 @@ final class StageLocking {
         this.locking = locking;
     }
 
-    Object invoke(MethodInvocation invocation, LockAttribute attribute, List<String> keys) throws Throwable {
+    @Nullable Object invoke(MethodInvocation invocation, LockAttribute attribute, List<String> keys) throws Throwable {
         Duration wait = locking.waitTime(attribute);
         CompletableFuture<Void> transactionEnd = locking.transactionEnd(attribute);
         if (wait.isZero() || !(locking.lockService() instanceof LockEngine engine)
@@ -58,7 +59,7 @@ final class StageLocking {
      * and keeps the lock until its stage completes.
      */
     private CompletableFuture<Object> proceedWhenLocked(MethodInvocation invocation, LockAttribute attribute,
-            CompletableFuture<Acquisition> waiting, CompletableFuture<Void> transactionEnd) {
+            CompletableFuture<Acquisition> waiting, @Nullable CompletableFuture<Void> transactionEnd) {
         MethodInvocation call = invocation instanceof ProxyMethodInvocation proxied ? proxied.invocableClone() : invocation;
         CompletableFuture<Object> result = new CompletableFuture<>();
         // once the caller completed the result nobody waits for the lock: a no-op when the wait is over
@@ -99,8 +100,8 @@ final class StageLocking {
         return result;
     }
 
-    private Object proceedHoldingUntilStageCompletes(MethodInvocation invocation, LockAttribute attribute,
-            List<LockHandle> handles, CompletableFuture<Void> transactionEnd) throws Throwable {
+    private @Nullable Object proceedHoldingUntilStageCompletes(MethodInvocation invocation, LockAttribute attribute,
+            List<LockHandle> handles, @Nullable CompletableFuture<Void> transactionEnd) throws Throwable {
         Object result;
         CurrentLocks.push(handles);
         try {
@@ -141,7 +142,7 @@ final class StageLocking {
     }
 
     /** Without a transaction, released before the call returns (as a plain call's); else once it completed. */
-    private void releaseNowOrAfter(CompletableFuture<Void> transactionEnd, List<LockHandle> handles) {
+    private void releaseNowOrAfter(@Nullable CompletableFuture<Void> transactionEnd, List<LockHandle> handles) {
         if (transactionEnd == null) {
             locking.release(handles);
         }

@@ -2,7 +2,9 @@ package dev.leasehold.aspect;
 
 import java.lang.reflect.Method;
 import java.util.Arrays;
+import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -37,7 +39,8 @@ final class SuspendingFunctions {
     /** What Spring AOP makes of a call of the function: a {@code Flux} for a {@code Flow}, else a {@code Mono}. */
     static ReactiveAdapter adapter(Method method) {
         boolean flow = "kotlinx.coroutines.flow.Flow".equals(new MethodParameter(method, -1).getParameterType().getName());
-        return ReactiveAdapterRegistry.getSharedInstance().getAdapter(flow ? Flux.class : Mono.class);
+        // Reactor is on the class path with kotlinx-coroutines-reactor (checked before): both are registered
+        return Objects.requireNonNull(ReactiveAdapterRegistry.getSharedInstance().getAdapter(flow ? Flux.class : Mono.class));
     }
 
     /** A suspend function's parameters without the trailing {@code Continuation} the compiler added. */
@@ -50,7 +53,7 @@ final class SuspendingFunctions {
      * Calls a suspend fallback with the intercepted call's arguments, and the failure when it takes one, as
      * a publisher in the caller's coroutine context (as Spring AOP calls the method itself).
      */
-    static Object invokeFallback(Method fallback, Object target, Object[] arguments, Object failure)
+    static @Nullable Object invokeFallback(Method fallback, @Nullable Object target, Object[] arguments, @Nullable Object failure)
             throws Throwable {
         Object[] withFailure = arguments;
         if (failure != null) {

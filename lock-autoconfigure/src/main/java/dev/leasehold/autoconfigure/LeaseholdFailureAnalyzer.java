@@ -2,6 +2,7 @@ package dev.leasehold.autoconfigure;
 
 import dev.leasehold.aspect.InvalidDistributedLockException;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 
@@ -12,7 +13,7 @@ import org.springframework.boot.diagnostics.FailureAnalyzer;
 class LeaseholdFailureAnalyzer implements FailureAnalyzer {
 
     @Override
-    public FailureAnalysis analyze(Throwable failure) {
+    public @Nullable FailureAnalysis analyze(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (cause instanceof InvalidDistributedLockException invalid) {
                 return new FailureAnalysis(invalid.getMessage(), invalid.getAction(), invalid);

@@ -8,6 +8,7 @@ import java.util.List;
 import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.support.DurationLimits;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -190,13 +191,13 @@ public class LeaseholdProperties {
          * the clients' clocks (in µs), so they stay increasing as long as the clients' clocks differ by less
          * than this and never step back. At least a minute.
          */
-        private Duration fenceRetention;
+        private @Nullable Duration fenceRetention;
 
-        public Duration getFenceRetention() {
+        public @Nullable Duration getFenceRetention() {
             return fenceRetention;
         }
 
-        public void setFenceRetention(Duration fenceRetention) {
+        public void setFenceRetention(@Nullable Duration fenceRetention) {
             this.fenceRetention = fenceRetention;
         }
 

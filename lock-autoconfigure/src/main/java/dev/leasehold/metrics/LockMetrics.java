@@ -2,6 +2,7 @@ package dev.leasehold.metrics;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -13,6 +14,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Micrometer meters for the locks of this instance. Keys are not tags (their number is unbounded).
@@ -32,7 +34,7 @@ public class LockMetrics implements LockObserver, MeterBinder {
 
     private final Supplier<Number> waitingThreads;
 
-    private volatile Meters meters;
+    private volatile @Nullable Meters meters;
 
     /**
      * @param activeLocks locks this instance holds now
@@ -52,7 +54,7 @@ public class LockMetrics implements LockObserver, MeterBinder {
     public void acquired(String key, LockMode mode, long waitedNanos) {
         Meters current = meters;
         if (current != null) {
-            current.acquired.get(mode).record(waitedNanos, TimeUnit.NANOSECONDS);
+            Objects.requireNonNull(current.acquired.get(mode)).record(waitedNanos, TimeUnit.NANOSECONDS);
         }
     }
 
@@ -60,7 +62,7 @@ public class LockMetrics implements LockObserver, MeterBinder {
     public void notAcquired(String key, LockMode mode, long waitedNanos, Throwable error) {
         Meters current = meters;
         if (current != null) {
-            (error == null ? current.timedOut : current.failed).get(mode).record(waitedNanos, TimeUnit.NANOSECONDS);
+            Objects.requireNonNull((error == null ? current.timedOut : current.failed).get(mode)).record(waitedNanos, TimeUnit.NANOSECONDS);
         }
     }
 
@@ -68,7 +70,7 @@ public class LockMetrics implements LockObserver, MeterBinder {
     public void released(String key, LockMode mode, long heldNanos) {
         Meters current = meters;
         if (current != null) {
-            current.held.get(mode).record(heldNanos, TimeUnit.NANOSECONDS);
+            Objects.requireNonNull(current.held.get(mode)).record(heldNanos, TimeUnit.NANOSECONDS);
         }
     }
 

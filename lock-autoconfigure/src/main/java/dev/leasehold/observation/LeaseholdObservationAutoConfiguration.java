@@ -4,6 +4,7 @@ import dev.leasehold.autoconfigure.LeaseholdAutoConfiguration;
 import dev.leasehold.engine.DefaultLockEngine;
 import io.micrometer.observation.ObservationRegistry;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

@@ -2,12 +2,14 @@ package dev.leasehold.observation;
 
 import dev.leasehold.LockMode;
 
+import org.jspecify.annotations.Nullable;
+
 /** The hold of a lock: from the grant until its release or the loss of its lease. */
 public class LockHoldContext extends LockObservationContext {
 
     private final long fencingToken;
 
-    private volatile String lostReason;
+    private volatile @Nullable String lostReason;
 
     public LockHoldContext(String key, String lockName, LockMode mode, long fencingToken) {
         super(key, lockName, mode);
@@ -19,11 +21,11 @@ public class LockHoldContext extends LockObservationContext {
     }
 
     /** Why the lease was lost, when the hold ended so; else null. */
-    public String getLostReason() {
+    public @Nullable String getLostReason() {
         return lostReason;
     }
 
-    public void setLostReason(String lostReason) {
+    public void setLostReason(@Nullable String lostReason) {
         this.lostReason = lostReason;
     }
 }

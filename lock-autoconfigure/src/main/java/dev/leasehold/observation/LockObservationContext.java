@@ -2,6 +2,7 @@ package dev.leasehold.observation;
 
 import dev.leasehold.LockMode;
 import io.micrometer.observation.Observation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the lock observations know about one acquisition: the logical key, the lock's name (a bounded
@@ -15,7 +16,7 @@ public class LockObservationContext extends Observation.Context {
 
     private final LockMode mode;
 
-    private volatile Outcome outcome;
+    private volatile @Nullable Outcome outcome;
 
     public LockObservationContext(String key, String lockName, LockMode mode) {
         this.key = key;
@@ -41,7 +42,7 @@ public class LockObservationContext extends Observation.Context {
     }
 
     /** How it ended; null while it goes on. */
-    public Outcome getOutcome() {
+    public @Nullable Outcome getOutcome() {
         return outcome;
     }
 

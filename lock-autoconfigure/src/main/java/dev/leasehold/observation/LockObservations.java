@@ -8,6 +8,7 @@ import dev.leasehold.engine.LockObserver;
 import dev.leasehold.observation.LockObservationContext.Outcome;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Micrometer observations of the locks of this instance, so that metrics and traces come from one
@@ -20,9 +21,9 @@ public class LockObservations implements LockObserver {
 
     private final ObservationRegistry registry;
 
-    private final LockWaitObservationConvention waitConvention;
+    private final @Nullable LockWaitObservationConvention waitConvention;
 
-    private final LockHoldObservationConvention holdConvention;
+    private final @Nullable LockHoldObservationConvention holdConvention;
 
     public LockObservations(ObservationRegistry registry) {
         this(registry, null, null);
@@ -33,8 +34,8 @@ public class LockObservations implements LockObserver {
      * or else {@link DefaultLockWaitObservationConvention}
      * @param holdConvention likewise for holds
      */
-    public LockObservations(ObservationRegistry registry, LockWaitObservationConvention waitConvention,
-            LockHoldObservationConvention holdConvention) {
+    public LockObservations(ObservationRegistry registry, @Nullable LockWaitObservationConvention waitConvention,
+            @Nullable LockHoldObservationConvention holdConvention) {
         this.registry = registry;
         this.waitConvention = waitConvention;
         this.holdConvention = holdConvention;
@@ -72,15 +73,15 @@ public class LockObservations implements LockObserver {
 
         private final Observation wait;
 
-        private final Observation parent;
+        private final @Nullable Observation parent;
 
         private final AtomicBoolean holdEnded = new AtomicBoolean();
 
-        private volatile LockHoldContext holdContext;
+        private volatile @Nullable LockHoldContext holdContext;
 
-        private volatile Observation hold;
+        private volatile @Nullable Observation hold;
 
-        ObservedAttempt(LockWaitContext waitContext, Observation wait, Observation parent) {
+        ObservedAttempt(LockWaitContext waitContext, Observation wait, @Nullable Observation parent) {
             this.waitContext = waitContext;
             this.wait = wait;
             this.parent = parent;
@@ -123,7 +124,7 @@ public class LockObservations implements LockObserver {
             endHold(Outcome.LOST, reason);
         }
 
-        private void endWait(Outcome outcome, Throwable error) {
+        private void endWait(Outcome outcome, @Nullable Throwable error) {
             waitContext.setOutcome(outcome);
             if (error != null) {
                 wait.error(error);
@@ -132,13 +133,14 @@ public class LockObservations implements LockObserver {
         }
 
         /** The first of release and loss ends the hold (a lost lock is still closed later). */
-        private void endHold(Outcome outcome, String lostReason) {
+        private void endHold(Outcome outcome, @Nullable String lostReason) {
             Observation current = hold;
-            if (current == null || !holdEnded.compareAndSet(false, true)) {
+            LockHoldContext context = holdContext;
+            if (current == null || context == null || !holdEnded.compareAndSet(false, true)) {
                 return;
             }
-            holdContext.setOutcome(outcome);
-            holdContext.setLostReason(lostReason);
+            context.setOutcome(outcome);
+            context.setLostReason(lostReason);
             current.stop();
         }
     }

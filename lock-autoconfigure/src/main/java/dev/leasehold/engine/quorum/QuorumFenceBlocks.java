@@ -39,8 +39,8 @@ final class QuorumFenceBlocks {
     /** The next block, or null when a majority no longer holds the token (the lock is lost). */
     CompletableFuture<FenceBlock> reserve(LockKeys keys, String token, long leaseMillis) {
         long startedAt = EngineClock.nanoTime();
-        Predicate<Reply<FenceBlock>> held = reply -> reply.ok() && reply.counted() && reply.value() != null;
-        Predicate<Reply<FenceBlock>> notHeld = reply -> reply.ok() && reply.counted() && reply.value() == null;
+        Predicate<Reply<FenceBlock>> held = reply -> reply.ok() && reply.counted() && reply.answer() != null;
+        Predicate<Reply<FenceBlock>> notHeld = reply -> reply.ok() && reply.counted() && reply.answer() == null;
         Round<FenceBlock> round = Round.send(timeouts, nodes, node -> node.server().reserveFences(keys, token, leaseMillis),
                 stepTimeoutNanos, replies -> count(replies, held) >= majority
                         || count(replies, notHeld) > nodes.size() - majority);
@@ -60,16 +60,16 @@ final class QuorumFenceBlocks {
             long last = highest.last();
             FenceBlock block = new FenceBlock(highest.first(), last, false);
             raiseOthersLater(keys, round, holding, last);
-            long known = holding.stream().filter(reply -> reply.value().last() >= last).count();
+            long known = holding.stream().filter(reply -> reply.answer().last() >= last).count();
             if (known >= majority) {
                 return CompletableFuture.completedFuture(block);
             }
-            List<QuorumNode> behind = holding.stream().filter(reply -> reply.value().last() < last)
+            List<QuorumNode> behind = holding.stream().filter(reply -> reply.answer().last() < last)
                 .map(Reply::node).toList();
             long left = stepTimeoutNanos - (EngineClock.nanoTime() - startedAt);
             int needed = (int) (majority - known);
             Predicate<List<Reply<Long>>> enough = raised -> count(raised,
-                    reply -> reply.ok() && reply.counted() && reply.value() >= last) >= needed;
+                    reply -> reply.ok() && reply.counted() && reply.answer() >= last) >= needed;
             return Round.send(timeouts, behind, node -> node.server().raiseFence(keys, last), left, enough).outcome()
                 .thenCompose(raised -> enough.test(raised) ? CompletableFuture.completedFuture(block)
                         : CompletableFuture.failedFuture(new QuorumUnavailableException("Fencing tokens up to " + last

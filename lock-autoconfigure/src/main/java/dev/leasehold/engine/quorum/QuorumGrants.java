@@ -68,9 +68,9 @@ final class QuorumGrants {
                 releaseEverywhere(round, keys, mode, token);
                 return notGranted(replies, granted.size());
             }
-            long fence = granted.stream().mapToLong(reply -> reply.value().fencingToken()).max().orElseThrow();
+            long fence = granted.stream().mapToLong(reply -> reply.answer().fencingToken()).max().orElseThrow();
             raiseLateGrants(keys, round, replies, fence);
-            long known = granted.stream().filter(reply -> reply.value().fencingToken() == fence).count();
+            long known = granted.stream().filter(reply -> reply.answer().fencingToken() == fence).count();
             if (known >= majority) {
                 // the counters agree: the majority that granted already stores the token
                 return valid(round, keys, mode, token, leaseMillis, startedAt, fence);
@@ -88,14 +88,14 @@ final class QuorumGrants {
     }
 
     private static boolean grantedHere(Reply<Grant> reply) {
-        return reply.ok() && reply.counted() && reply.value().granted();
+        return reply.ok() && reply.counted() && reply.answer().granted();
     }
 
     /** One round trip: raise the counters of the granting nodes that answered less than the token. */
     private CompletableFuture<Boolean> makeKnown(LockKeys keys, List<Reply<Grant>> granted, long fence, int known,
             long startedAt) {
         List<QuorumNode> behind = granted.stream()
-            .filter(reply -> reply.value().fencingToken() < fence)
+            .filter(reply -> reply.answer().fencingToken() < fence)
             .map(Reply::node)
             .toList();
         long left = stepTimeoutNanos - (EngineClock.nanoTime() - startedAt);
@@ -107,7 +107,7 @@ final class QuorumGrants {
     }
 
     private static long countRaised(List<Reply<Long>> replies, long fence) {
-        return replies.stream().filter(reply -> reply.ok() && reply.counted() && reply.value() >= fence).count();
+        return replies.stream().filter(reply -> reply.ok() && reply.counted() && reply.answer() >= fence).count();
     }
 
     /**
@@ -147,8 +147,8 @@ final class QuorumGrants {
 
     private CompletableFuture<Grant> notGranted(List<Reply<Grant>> replies, int granted) {
         long blockedFor = replies.stream()
-            .filter(reply -> reply.ok() && reply.counted() && !reply.value().granted())
-            .mapToLong(reply -> reply.value().blockedForMillis())
+            .filter(reply -> reply.ok() && reply.counted() && !reply.answer().granted())
+            .mapToLong(reply -> reply.answer().blockedForMillis())
             .min()
             .orElse(-1);
         if (blockedFor > 0) {

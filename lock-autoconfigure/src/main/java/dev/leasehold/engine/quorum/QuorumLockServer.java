@@ -22,6 +22,7 @@ import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.quorum.Round.Reply;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The quorum mode (the Redlock algorithm): every step runs on N independent Redis servers at once, and
@@ -129,7 +130,7 @@ public class QuorumLockServer implements LockServer {
      * The fencing counters expire this long after their last write on each node, instead of never; tokens then
      * never fall below the client's clock. Null or zero: never (the default). See docs/quorum.md.
      */
-    public QuorumLockServer fenceRetention(Duration retention) {
+    public QuorumLockServer fenceRetention(@Nullable Duration retention) {
         nodes.forEach(node -> node.server().fenceRetention(retention));
         return this;
     }
@@ -221,7 +222,7 @@ public class QuorumLockServer implements LockServer {
     public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
         return Round.send(timeouts, nodes, node -> node.server().withdraw(keys, waiterId), stepTimeoutNanos, replies -> false)
             .outcome()
-            .thenApply(replies -> replies.stream().anyMatch(reply -> reply.ok() && reply.value()));
+            .thenApply(replies -> replies.stream().anyMatch(reply -> reply.ok() && reply.answer()));
     }
 
     @Override
@@ -236,8 +237,8 @@ public class QuorumLockServer implements LockServer {
      */
     private CompletableFuture<Boolean> vote(java.util.function.Function<QuorumNode, CompletableFuture<Boolean>> step,
             boolean countedOnly, String what) {
-        Predicate<Reply<Boolean>> yes = reply -> reply.ok() && reply.value() && (reply.counted() || !countedOnly);
-        Predicate<Reply<Boolean>> no = reply -> reply.ok() && !reply.value() && (reply.counted() || !countedOnly);
+        Predicate<Reply<Boolean>> yes = reply -> reply.ok() && reply.answer() && (reply.counted() || !countedOnly);
+        Predicate<Reply<Boolean>> no = reply -> reply.ok() && !reply.answer() && (reply.counted() || !countedOnly);
         return Round.send(timeouts, nodes, step, stepTimeoutNanos,
                 replies -> Replies.count(replies, yes) >= majority || Replies.count(replies, no) > nodes.size() - majority)
             .outcome()

@@ -15,6 +15,7 @@ import io.lettuce.core.RedisConnectionStateListener;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
@@ -53,7 +54,7 @@ public final class QuorumNode implements AutoCloseable {
 
     private volatile Duration probeTimeout = Duration.ofSeconds(2);
 
-    private volatile String runId;
+    private volatile @Nullable String runId;
 
     /** False until a probe confirmed the server after start-up or a disconnect. */
     private volatile boolean verified;

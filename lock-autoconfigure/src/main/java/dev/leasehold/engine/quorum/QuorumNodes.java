@@ -8,6 +8,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -85,7 +86,7 @@ public final class QuorumNodes {
      * instead of one per node), which the caller shuts down after destroying the factories.
      */
     public static LettuceConnectionFactory connectionFactory(RedisURI uri, Duration commandTimeout,
-            ClientResources resources) {
+            @Nullable ClientResources resources) {
         RedisConfiguration configuration = LettuceConnectionFactory.createRedisConfiguration(uri);
         LettuceClientConfiguration.LettuceClientConfigurationBuilder client = LettuceClientConfiguration.builder()
             .commandTimeout(commandTimeout)

@@ -1,10 +1,13 @@
 package dev.leasehold.engine.quorum;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Predicate;
 
 import dev.leasehold.engine.quorum.Round.Reply;
 import dev.leasehold.engine.server.Grant;
+
+import org.jspecify.annotations.Nullable;
 
 /** Counting and describing the replies of a round, for decisions and for messages a user reads. */
 final class Replies {
@@ -35,7 +38,7 @@ final class Replies {
             }
             else if (!reply.ok()) {
                 text.append(reply.error() instanceof java.util.concurrent.TimeoutException ? "timed out"
-                        : String.valueOf(reply.error().getMessage()));
+                        : String.valueOf(Objects.requireNonNull(reply.error()).getMessage()));
             }
             else {
                 text.append(reply.value() instanceof Grant grant ? (grant.granted() ? "granted" : "refused")

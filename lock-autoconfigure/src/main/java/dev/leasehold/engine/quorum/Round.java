@@ -2,12 +2,15 @@ package dev.leasehold.engine.quorum;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.support.CoarseTimeouts;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One step sent to several nodes at once. The step is dispatched to every node from the calling thread,
@@ -18,10 +21,15 @@ import dev.leasehold.engine.support.CoarseTimeouts;
 final class Round<T> {
 
     /** One node's answer: a value, or the error (timeout, error reply, no connection). */
-    record Reply<T>(QuorumNode node, T value, Throwable error, boolean counted) {
+    record Reply<T>(QuorumNode node, @Nullable T value, @Nullable Throwable error, boolean counted) {
 
         boolean ok() {
             return error == null;
+        }
+
+        /** The value of an {@link #ok()} reply. */
+        T answer() {
+            return Objects.requireNonNull(value, "only a reply that is ok has a value");
         }
     }
 

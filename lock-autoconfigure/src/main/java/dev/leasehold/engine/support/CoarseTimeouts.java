@@ -2,6 +2,7 @@ package dev.leasehold.engine.support;
 
 import java.time.Duration;
 import java.util.Iterator;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -9,6 +10,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * Time limits that are almost never reached (no reply within {@code leasehold.redis-timeout}), checked by one
@@ -38,7 +41,7 @@ public final class CoarseTimeouts implements AutoCloseable {
     private volatile boolean closed;
 
     /** Only the tick reads and writes these. */
-    private ScheduledFuture<?> ticks;
+    private @Nullable ScheduledFuture<?> ticks;
 
     private int idleTicks;
 
@@ -121,7 +124,7 @@ public final class CoarseTimeouts implements AutoCloseable {
         if (++idleTicks < IDLE_TICKS_BEFORE_STOP) {
             return;
         }
-        ticks.cancel(false);
+        Objects.requireNonNull(ticks, "ticking").cancel(false);
         ticking.set(false);
         if (!armed.isEmpty()) {
             startTicking(); // armed just before the flag went down

@@ -2,6 +2,9 @@ package dev.leasehold.engine.support;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+import org.springframework.lang.Contract;
+
 /**
  * The longest durations the starter accepts, so that every accepted value keeps its promises. A lease ends up in
  * {@link System#nanoTime()} arithmetic (its end, in ns: overflows past 292 years, and a lease that ends "before"
@@ -30,7 +33,8 @@ public final class DurationLimits {
      * @return the value
      * @throws IllegalArgumentException when it is longer
      */
-    public static Duration atMostMax(String name, Duration value, String where) {
+    @Contract("_, !null, _ -> !null")
+    public static @Nullable Duration atMostMax(String name, @Nullable Duration value, String where) {
         if (value != null && value.compareTo(MAX) > 0) {
             throw new IllegalArgumentException(name + " must be at most 365 days (P365D), was " + value + where
                     + ": a longer lease or timing cannot be kept exactly (Redis expiry and fencing arithmetic)");
@@ -42,7 +46,8 @@ public final class DurationLimits {
      * {@link #atMostMax} for an argument of a call on {@code key}: the message is made only when the value is
      * refused (this runs on every lock call with a fixed lease or a hold: no string built when it passes).
      */
-    public static Duration atMostMaxForKey(String name, Duration value, String key) {
+    @Contract("_, !null, _ -> !null")
+    public static @Nullable Duration atMostMaxForKey(String name, @Nullable Duration value, String key) {
         if (value != null && value.compareTo(MAX) > 0) {
             atMostMax(name, value, " (key '" + key + "')");
         }

@@ -5,6 +5,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The engine's one source of time, and of the executors whose delays follow it. In production it is
  * {@link System#nanoTime()} and plain {@link ScheduledThreadPoolExecutor}s: the switch is a {@code static final}
@@ -21,7 +23,7 @@ public final class EngineClock {
 
     private static final Executor DELIVERIES = new CompletableFuture<Void>().defaultExecutor();
 
-    private static volatile Source source;
+    private static volatile @Nullable Source source;
 
     private EngineClock() {
     }

@@ -1,5 +1,6 @@
 package dev.leasehold.engine.waiting;
 
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -19,6 +20,8 @@ import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.support.EngineClock;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One wait for a lock, from joining the key's local queue to the grant or giving up, as a chain of steps
@@ -45,9 +48,9 @@ final class Acquisition {
     private final boolean renewed;
 
     /** Only an exclusive watchdog lock can be handed over by a local holder ({@link LocalHandOff}). */
-    private final LockMode takeOverMode;
+    private final @Nullable LockMode takeOverMode;
 
-    private final Thread owner;
+    private final @Nullable Thread owner;
     private final long startedAt;
     private final long waitNanos;
     private final long deadline;
@@ -71,11 +74,11 @@ final class Acquisition {
     private final LockObserver.Attempt attempt;
 
     // the loop's state: steps run one at a time, each after the one before (a happens-before edge)
-    private Waiter waiter;
+    private @Nullable Waiter waiter;
     private boolean haveTurn;
-    private CompletableFuture<Grant> reply;
-    private CompletableFuture<Grant> lastReply;
-    private String token;
+    private @Nullable CompletableFuture<Grant> reply;
+    private @Nullable CompletableFuture<Grant> lastReply;
+    private @Nullable String token;
     private long sentAt;
     private boolean joinedQueue;
     private long writerWaitingMillis;
@@ -88,8 +91,8 @@ final class Acquisition {
     /** The last fencing token the grant reserved for hand-offs. */
     private long reservedThrough;
 
-    Acquisition(WaitContext context, LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis,
-            Thread owner, Executor steps, Consumer<Acquisition> ended) {
+    Acquisition(WaitContext context, LockKeys keys, LockMode mode, long waitNanos, @Nullable Long fixedLeaseMillis,
+            @Nullable Thread owner, Executor steps, Consumer<Acquisition> ended) {
         this.context = context;
         this.ended = ended;
         this.keys = keys;
@@ -99,7 +102,7 @@ final class Acquisition {
         this.waitNanos = waitNanos;
         this.deadline = startedAt + waitNanos;
         this.renewed = fixedLeaseMillis == null;
-        this.leaseMillis = renewed ? context.settings.leaseTime().toMillis() : Math.max(1, fixedLeaseMillis);
+        this.leaseMillis = fixedLeaseMillis == null ? context.settings.leaseTime().toMillis() : Math.max(1, fixedLeaseMillis);
         this.takeOverMode = mode != LockMode.READ && renewed ? mode : null;
         this.waiterId = context.tokens.instanceId();
         this.queues = context.server.queuesWaiters();
@@ -217,6 +220,7 @@ final class Acquisition {
     }
 
     private void replied() {
+        CompletableFuture<Grant> reply = Objects.requireNonNull(this.reply, "a try was sent");
         Grant grant = null;
         if (reply.isDone() && !reply.isCompletedExceptionally()) {
             grant = reply.join();
@@ -228,7 +232,7 @@ final class Acquisition {
                             "no reply within leasehold.redis-timeout (" + context.settings.redisTimeout() + ")", null),
                     sentAt);
             // not learned, or the caller gives up while the write is on its way: take it back after it
-            context.takeBackAfter(reply, keys, mode, token);
+            context.takeBackAfter(reply, keys, mode, Objects.requireNonNull(token, "sent with its token"));
         }
         if (grant != null && grant.granted()) {
             if (context.shutdown.isDone()) {
@@ -295,7 +299,7 @@ final class Acquisition {
         });
     }
 
-    private CompletableFuture<Void> until(CompletableFuture<?> event, long timeoutNanos) {
+    private CompletableFuture<Void> until(@Nullable CompletableFuture<?> event, long timeoutNanos) {
         return waits.until(event, timeoutNanos);
     }
 
@@ -335,13 +339,13 @@ final class Acquisition {
     }
 
     /** Ends without a lock: the wait ran out (null), or an error. */
-    private void end(LockAcquisitionException error) {
+    private void end(@Nullable LockAcquisitionException error) {
         if (done) {
             return;
         }
         done = true;
         releases.close();
-        if (leftSomethingBehind) {
+        if (leftSomethingBehind && lastReply != null) {
             context.withdrawAfter(lastReply, keys, waiterId);
         }
         boolean joined = true;

@@ -24,6 +24,8 @@ import dev.leasehold.engine.support.EngineClock;
 import dev.leasehold.engine.support.LockTokens;
 import dev.leasehold.engine.support.StarterThreads;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Waiting for locks: starts and tracks {@link Acquisition}s, the one way this engine waits, blocking or not.
  * <p>
@@ -104,8 +106,8 @@ public final class Acquisitions implements AutoCloseable {
      * @param owner the thread the lock belongs to (re-entrancy), or null for one bound to no thread
      * @param steps where its steps run: the blocking caller's thread, or null for this engine's wait thread
      */
-    private Acquisition start(LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis, Thread owner,
-            Executor steps) {
+    private Acquisition start(LockKeys keys, LockMode mode, long waitNanos, @Nullable Long fixedLeaseMillis,
+            @Nullable Thread owner, @Nullable Executor steps) {
         Acquisition acquisition = new Acquisition(context, keys, mode, waitNanos, fixedLeaseMillis, owner,
                 steps != null ? steps : context.timer, ended);
         live.add(acquisition);

@@ -13,6 +13,8 @@ import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.support.EngineClock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What {@code tryLockAsync} returns for an {@link Acquisition}: a stage its caller may cancel (the wait then
  * ends and takes back whatever may have been granted), completed on the {@code CompletableFuture} default
@@ -87,7 +89,7 @@ final class AsyncOutcome {
     }
 
     /** A failure made on the thread that ended the wait, anew for the thread that sees it (its stack trace). */
-    static RuntimeException rethrown(Throwable error) {
+    static RuntimeException rethrown(@Nullable Throwable error) {
         Throwable cause = LockServerException.unwrap(error);
         if (cause instanceof LockAcquisitionException failure) {
             return new LockAcquisitionException(failure.getKey(), failure.getMessage(), failure.getCause());

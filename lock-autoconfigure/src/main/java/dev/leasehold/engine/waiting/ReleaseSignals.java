@@ -1,6 +1,7 @@
 package dev.leasehold.engine.waiting;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -8,6 +9,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.leasehold.engine.server.LockServer;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * Wakes local waiters when a lock is released anywhere. All waiters of this JVM share one subscription
@@ -63,7 +66,7 @@ final class ReleaseSignals {
      * waiter can register and sleep at once instead of trying again (a release after the try still wakes
      * it). Null when the channel is not subscribed now.
      */
-    Pending pending(String channelName) {
+    @Nullable Pending pending(String channelName) {
         Channel channel = channels.get(channelName);
         if (channel == null) {
             return null;
@@ -71,7 +74,7 @@ final class ReleaseSignals {
         if (!isConfirmed(channel.subscribed)) {
             return null;
         }
-        return new Pending(channel, channel.next.get());
+        return new Pending(channel, Objects.requireNonNull(channel.next.get()));
     }
 
     /** Whether any channel is subscribed (or being subscribed): when none is, {@link #pending} is null for all. */
@@ -192,13 +195,13 @@ final class ReleaseSignals {
         }
 
         /** Whether this registration is on the channel {@code pending} was taken from (not a newer one). */
-        boolean covers(Pending pending) {
+        boolean covers(@Nullable Pending pending) {
             return pending != null && pending.channel() == channel;
         }
 
         /** Completes at the next release message on the channel. */
         CompletableFuture<Void> nextRelease() {
-            return channel.next.get();
+            return Objects.requireNonNull(channel.next.get());
         }
 
         @Override

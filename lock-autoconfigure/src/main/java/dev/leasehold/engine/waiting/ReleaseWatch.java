@@ -1,7 +1,10 @@
 package dev.leasehold.engine.waiting;
 
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the head of a key's local queue listens on between its tries: the release messages of one channel
@@ -17,11 +20,11 @@ final class ReleaseWatch {
 
     private final ReleaseSignals signals;
     private final java.util.function.Supplier<String> channelName;
-    private String channel;
+    private @Nullable String channel;
 
-    private ReleaseSignals.Registration registration;
-    private ReleaseSignals.Pending pendingBeforeTry;
-    private CompletableFuture<Void> release;
+    private ReleaseSignals.@Nullable Registration registration;
+    private ReleaseSignals.@Nullable Pending pendingBeforeTry;
+    private @Nullable CompletableFuture<Void> release;
 
     ReleaseWatch(ReleaseSignals signals, java.util.function.Supplier<String> channelName) {
         this.signals = signals;
@@ -65,17 +68,17 @@ final class ReleaseWatch {
      * try completes {@link #release()}; if not, a release between the try and the subscription went unseen.
      */
     boolean coversLastTry() {
-        return registration.covers(pendingBeforeTry);
+        return Objects.requireNonNull(registration, "subscribed").covers(pendingBeforeTry);
     }
 
     /** The release a refused try sleeps on. */
-    CompletableFuture<Void> release() {
+    @Nullable CompletableFuture<Void> release() {
         return release;
     }
 
     /** A sleep until the next release, shortened while the subscription is not confirmed. */
     long sleepNanos(long waitNanos) {
-        return registration.subscribed() ? waitNanos
+        return registration != null && registration.subscribed() ? waitNanos
                 : Math.min(waitNanos, TimeUnit.MILLISECONDS.toNanos(UNSUBSCRIBED_RECHECK_MILLIS));
     }
 

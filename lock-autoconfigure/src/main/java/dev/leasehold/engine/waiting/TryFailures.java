@@ -6,6 +6,8 @@ import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.support.EngineClock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The failed tries of one wait (Redis errors, replies that did not come): the error a wait that runs out ends with,
  * the back-off between failing tries (no busy loop), and when a wait without a time limit gives up.
@@ -16,7 +18,7 @@ final class TryFailures {
 
     private static final long MAX_BACKOFF_MILLIS = 1000;
 
-    private Throwable last;
+    private @Nullable Throwable last;
 
     /** When the tries began to fail, while {@link #last} is set. */
     private long failingSinceNanos;
@@ -29,7 +31,7 @@ final class TryFailures {
     }
 
     /** A try sent at {@code sentAtNanos} failed with {@code error} (null: it is not known how; keep the last). */
-    void failed(Throwable error, long sentAtNanos) {
+    void failed(@Nullable Throwable error, long sentAtNanos) {
         if (last == null) {
             failingSinceNanos = sentAtNanos;
         }

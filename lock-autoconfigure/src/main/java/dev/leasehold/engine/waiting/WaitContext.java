@@ -19,6 +19,8 @@ import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.support.CoarseTimeouts;
 import dev.leasehold.engine.support.LockTokens;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What the {@link Acquisition}s of one engine share: the server, the keys' lines, the release signals, the locks
  * held, a timer, and the rules for what a waiter leaves behind in Redis (an acquire whose outcome it did not
@@ -76,7 +78,7 @@ final class WaitContext {
     }
 
     /** Runs {@code task} after the delay on the timer; null when it ran at once (the engine is closing). */
-    ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+    @Nullable ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
         try {
             return timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
         }

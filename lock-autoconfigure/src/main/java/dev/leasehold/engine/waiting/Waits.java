@@ -7,6 +7,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The waits of one {@link Acquisition}, one at a time, each bounded by a timer and ended early by a cancel
  * or shutdown ({@link #wakeUp()}), without holding a thread; and the step that runs after each, on the
@@ -81,7 +83,7 @@ final class Waits {
      * Completes (never exceptionally) when {@code event} completes, the time is up, or the acquisition is
      * cancelled or the engine shuts down, whichever comes first. {@code event} may be null: a pure timer.
      */
-    CompletableFuture<Void> until(CompletableFuture<?> event, long timeoutNanos) {
+    CompletableFuture<Void> until(@Nullable CompletableFuture<?> event, long timeoutNanos) {
         CompletableFuture<Void> wakeUp = new CompletableFuture<>();
         wake = wakeUp;
         // read after publishing `wake`: a cancel or shutdown either sees it, or is seen here
@@ -120,7 +122,7 @@ final class Waits {
         return either.exceptionally(error -> null);
     }
 
-    private static void cancel(ScheduledFuture<?> timer) {
+    private static void cancel(@Nullable ScheduledFuture<?> timer) {
         if (timer != null) {
             timer.cancel(false);
         }
