@@ -15,7 +15,7 @@ import dev.leasehold.engine.support.EngineClock;
  * without a Redis round trip (node-level lock caching, as the lock managers of cluster file systems keep a lock at
  * the node while its processes want it).
  * <p>
- * The states ({@link Phase}; what else each has is in {@link KeyState}, replaced as a whole under this object's
+ * The states ({@link Phase}; what else each has is in {@link LineState}, replaced as a whole under this object's
  * monitor, so a phase and its holder never disagree):
  * <ul>
  * <li><b>FREE</b>: nobody has the turn, nobody waits.</li>
@@ -51,7 +51,7 @@ public final class KeyLine {
     // both guarded by this object's monitor
     private final Waiters waiting = new Waiters();
 
-    private KeyState state = KeyState.FREE;
+    private LineState state = LineState.FREE;
 
     /** Acquisitions and locks using this line; changed only inside {@link KeyLines}' map. */
     int users;
@@ -74,7 +74,7 @@ public final class KeyLine {
     }
 
     /** The one place the state changes; the move is checked against the table when assertions are enabled. */
-    private void move(Event event, KeyState next) {
+    private void move(Event event, LineState next) {
         assert next == state || KeyTransitions.check(state, event, next, key);
         state = next;
     }
@@ -97,7 +97,7 @@ public final class KeyLine {
                 return Waiter.FIRST;
             }
             if (phase == Phase.FREE) {
-                move(Event.ENTER, KeyState.ACQUIRING);
+                move(Event.ENTER, LineState.ACQUIRING);
                 return Waiter.FIRST;
             }
             Waiter waiter = waiting.add(takeOverMode, owner);
@@ -145,7 +145,7 @@ public final class KeyLine {
                 next = passTurn(Event.GRANTED_SHARED);
             }
             else {
-                move(Event.GRANTED, KeyState.granted(lock, reservedThrough, closing(state.phase),
+                move(Event.GRANTED, LineState.granted(lock, reservedThrough, closing(state.phase),
                         EngineClock.nanoTime()));
             }
         }
@@ -171,14 +171,14 @@ public final class KeyLine {
             boolean linger = false;
             List<HeldLock> unconfirmed = List.of();
             synchronized (this) {
-                KeyState current = state;
+                LineState current = state;
                 if (current.holder != lock) {
                     return ReleaseOutcome.NOT_THE_HOLDER; // a reader, or a lock whose loss passed the turn on already
                 }
                 Phase phase = current.phase;
                 boolean mayHandOff = phase != Phase.TAKE_OVER_LOST && !closing(phase)
                         && current.allowsHandOff(rules, before);
-                next = mayHandOff ? waiting.claimTakeOver(enteredAt -> current.admits(rules, enteredAt)) : null;
+                next = mayHandOff ? waiting.claimTakeOver(current, rules) : null;
                 if (next != null) {
                     successor = lock.handedTo(next, current.fenceForHandOff(rules, EngineClock.nanoTime())).on(this);
                     move(event, current.handedTo(successor));
@@ -213,7 +213,7 @@ public final class KeyLine {
     /** takenOver: the handed lock, its token from the reserved block, is ready (HELD); else it is given back. */
     public TakeOverStep takenOver(HeldLock successor) {
         synchronized (this) {
-            KeyState current = state;
+            LineState current = state;
             if (current.phase == Phase.TAKING_OVER && current.holder == successor
                     && successor.state() == HeldLock.State.HELD) {
                 move(Event.TAKEN_OVER, current.in(Phase.HELD));
@@ -234,13 +234,13 @@ public final class KeyLine {
             if (block == null) {
                 return takeOverEnded(successor, Event.RESERVATION_REFUSED, TakeOverStep.Kind.KEY_GONE, true);
             }
-            KeyState current = state;
+            LineState current = state;
             if (current.holder != successor) {
                 return takeOverEnded(successor, Event.RESERVATION_ANSWERED, TakeOverStep.Kind.GIVE_BACK, false);
             }
             successor.confirmedAt(sentAtNanos);
             successor.fencingToken(block.first());
-            KeyState reserved = current.reserved(block, EngineClock.nanoTime());
+            LineState reserved = current.reserved(block, EngineClock.nanoTime());
             if (current.phase == Phase.TAKING_OVER && successor.state() == HeldLock.State.HELD) {
                 move(Event.RESERVATION_ANSWERED, reserved.in(Phase.HELD));
                 return new TakeOverStep(TakeOverStep.Kind.READY, successor, List.of());
@@ -270,11 +270,11 @@ public final class KeyLine {
     private TakeOverStep takeOverEnded(HeldLock successor, Event event, TakeOverStep.Kind kind,
             boolean tellUnconfirmed) {
         successor.compareAndSetState(HeldLock.State.HELD, HeldLock.State.RELEASED);
-        KeyState current = state;
+        LineState current = state;
         List<HeldLock> tell = List.of();
         if (current.holder == successor) {
             tell = tellUnconfirmed ? current.unconfirmed : List.of();
-            move(event, closing(current.phase) ? KeyState.CLOSED : KeyState.ACQUIRING);
+            move(event, closing(current.phase) ? LineState.CLOSED : LineState.ACQUIRING);
         }
         return new TakeOverStep(kind, successor, tell);
     }
@@ -293,13 +293,13 @@ public final class KeyLine {
             if (!held && lock.state() != HeldLock.State.RELEASED) {
                 return Loss.NONE; // lost already
             }
-            KeyState current = state;
+            LineState current = state;
             List<HeldLock> tell = List.of();
             if (current.holder == lock) {
                 tell = current.unconfirmed;
                 switch (current.phase) {
                     case TAKING_OVER -> move(Event.LOST, current.takeOverLost());
-                    case CLOSING -> move(Event.LOST, KeyState.CLOSED);
+                    case CLOSING -> move(Event.LOST, LineState.CLOSED);
                     default -> {
                         if (current.lingerer != null) {
                             LockSupport.unpark(current.lingerer); // its release is no longer the holder's: it ends
@@ -329,7 +329,7 @@ public final class KeyLine {
      */
     public RenewalVerdict renewalAnswered(HeldLock sent, Boolean renewed, long sentAtNanos) {
         synchronized (this) {
-            KeyState current = state;
+            LineState current = state;
             HeldLock lock = current.holder != null && current.holder.token.equals(sent.token) ? current.holder : sent;
             RenewalVerdict verdict = RenewalVerdict.of(lock, sent, renewed, sentAtNanos);
             if (verdict == RenewalVerdict.CONFIRMED && current.holder == lock && !current.unconfirmed.isEmpty()) {
@@ -348,9 +348,9 @@ public final class KeyLine {
     public void close() {
         List<Waiter> all;
         synchronized (this) {
-            KeyState current = state;
+            LineState current = state;
             if (!closing(current.phase)) {
-                move(Event.CLOSE, current.phase.hasHolder() ? current.in(Phase.CLOSING) : KeyState.CLOSED);
+                move(Event.CLOSE, current.phase.hasHolder() ? current.in(Phase.CLOSING) : LineState.CLOSED);
             }
             if (current.lingerer != null) {
                 LockSupport.unpark(current.lingerer); // it releases in Redis now
@@ -366,9 +366,9 @@ public final class KeyLine {
 
     /**
      * Whether the releasing thread may wait a moment for a waiter: nobody waits, and the release is the lock's own
-     * blocking thread's (never an I/O thread's), in a turn other threads took part in (see {@link KeyState#mayLinger}).
+     * blocking thread's (never an I/O thread's), in a turn other threads took part in (see {@link LineState#mayLinger}).
      */
-    private boolean mayLinger(KeyState current, HeldLock lock) {
+    private boolean mayLinger(LineState current, HeldLock lock) {
         return waiting.size() == 0 && lock.owner == Thread.currentThread()
                 && !Thread.currentThread().isInterrupted() && current.mayLinger(rules, EngineClock.nanoTime());
     }
@@ -376,7 +376,7 @@ public final class KeyLine {
     /** The turn goes to the next waiter (ACQUIRING), or nobody has it (FREE; CLOSED when closing). */
     private Waiter passTurn(Event event) {
         Waiter next = waiting.claimNext();
-        move(event, closing(state.phase) ? KeyState.CLOSED : next != null ? KeyState.ACQUIRING : KeyState.FREE);
+        move(event, closing(state.phase) ? LineState.CLOSED : next != null ? LineState.ACQUIRING : LineState.FREE);
         return next;
     }
 

@@ -132,7 +132,7 @@ public final class KeyTransitions {
      * For an assertion: true when the move is legal, else an {@link IllegalStateException} naming the from, the
      * event and the state it would have made (so an assertion-enabled run fails at the first illegal move).
      */
-    static boolean check(KeyState from, Event event, KeyState to, String key) {
+    static boolean check(LineState from, Event event, LineState to, String key) {
         if (!legal(from.phase, event, to.phase)) {
             throw new IllegalStateException("Illegal move of key '" + key + "': from " + from + " on " + event.label
                     + " to " + to);

@@ -1,7 +1,7 @@
 package dev.leasehold.engine.key;
 
 /**
- * The states of a key inside this JVM ({@link KeyLine}); which of {@link KeyState}'s parts each one has is checked
+ * The states of a key inside this JVM ({@link KeyLine}); which of {@link LineState}'s parts each one has is checked
  * when a state is made. The moves between them: {@link KeyTransitions}.
  */
 public enum Phase {

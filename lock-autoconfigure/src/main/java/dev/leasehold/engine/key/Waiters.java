@@ -3,7 +3,6 @@ package dev.leasehold.engine.key;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.LongPredicate;
 
 import dev.leasehold.LockMode;
 
@@ -45,13 +44,13 @@ final class Waiters {
         return null;
     }
 
-    /** The head, claimed, if it can take a handed lock and entered when {@code admits} says it may join the turn. */
-    Waiter claimTakeOver(LongPredicate admits) {
+    /** The head, claimed, if it can take a handed lock and the turn of {@code state} admits it. */
+    Waiter claimTakeOver(LineState state, HandOffRules rules) {
         if (queue == null) {
             return null;
         }
         for (Waiter next = queue.peek(); next != null && next.takeOverMode() != null
-                && admits.test(next.enteredAtNanos()); next = queue.peek()) {
+                && state.admits(rules, next.enteredAtNanos()); next = queue.peek()) {
             queue.poll();
             if (next.claim()) {
                 return next;

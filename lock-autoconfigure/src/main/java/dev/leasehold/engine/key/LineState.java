@@ -16,13 +16,13 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
  * One object of 72 bytes is made per grant; FREE, ACQUIRING and CLOSED are shared constants, so a lock nobody waits
  * for costs this one object (the turn is kept in the same object for that reason, not in one of its own).
  */
-final class KeyState {
+final class LineState {
 
-    static final KeyState FREE = new KeyState(Phase.FREE, null, List.of(), null, 0, 0, 0, false, 0, 0);
+    static final LineState FREE = new LineState(Phase.FREE, null, List.of(), null, 0, 0, 0, false, 0, 0);
 
-    static final KeyState ACQUIRING = new KeyState(Phase.ACQUIRING, null, List.of(), null, 0, 0, 0, false, 0, 0);
+    static final LineState ACQUIRING = new LineState(Phase.ACQUIRING, null, List.of(), null, 0, 0, 0, false, 0, 0);
 
-    static final KeyState CLOSED = new KeyState(Phase.CLOSED, null, List.of(), null, 0, 0, 0, false, 0, 0);
+    static final LineState CLOSED = new LineState(Phase.CLOSED, null, List.of(), null, 0, 0, 0, false, 0, 0);
 
     final Phase phase;
 
@@ -50,7 +50,7 @@ final class KeyState {
     /** When Redis granted the key to this JVM (the turn began). */
     private final long grantedAtNanos;
 
-    private KeyState(Phase phase, HeldLock holder, List<HeldLock> unconfirmed, Thread lingerer, long nextFence,
+    private LineState(Phase phase, HeldLock holder, List<HeldLock> unconfirmed, Thread lingerer, long nextFence,
             long lastFence, int handOffs, boolean othersQueued, long checkedAtNanos, long grantedAtNanos) {
         this.phase = phase;
         this.holder = holder;
@@ -70,33 +70,33 @@ final class KeyState {
      * Redis granted the key to {@code lock} at {@code nowNanos}: tokens after its fencing token through
      * {@code reservedThrough} are its turn's. HELD, or CLOSING when the engine closes meanwhile.
      */
-    static KeyState granted(HeldLock lock, long reservedThrough, boolean closing, long nowNanos) {
-        return new KeyState(closing ? Phase.CLOSING : Phase.HELD, lock, List.of(), null, lock.fencingToken() + 1,
+    static LineState granted(HeldLock lock, long reservedThrough, boolean closing, long nowNanos) {
+        return new LineState(closing ? Phase.CLOSING : Phase.HELD, lock, List.of(), null, lock.fencingToken() + 1,
                 reservedThrough, 0, false, nowNanos, nowNanos);
     }
 
-    private KeyState with(Phase phase, HeldLock holder, List<HeldLock> unconfirmed, Thread lingerer) {
-        return new KeyState(phase, holder, unconfirmed, lingerer, nextFence, lastFence, handOffs, othersQueued,
+    private LineState with(Phase phase, HeldLock holder, List<HeldLock> unconfirmed, Thread lingerer) {
+        return new LineState(phase, holder, unconfirmed, lingerer, nextFence, lastFence, handOffs, othersQueued,
                 checkedAtNanos, grantedAtNanos);
     }
 
     /** The same holder and turn in another phase (TAKING_OVER to HELD; to CLOSING; a linger's end). */
-    KeyState in(Phase phase) {
+    LineState in(Phase phase) {
         return with(phase, holder, unconfirmed, null);
     }
 
     /** LINGERING: the holder's release waits on {@code thread}. */
-    KeyState lingering(Thread thread) {
+    LineState lingering(Thread thread) {
         return with(Phase.LINGERING, holder, unconfirmed, thread);
     }
 
     /** Redis confirmed the holder's lease: nobody before it held the lock unconfirmed any more. */
-    KeyState confirmed() {
+    LineState confirmed() {
         return with(phase, holder, List.of(), null);
     }
 
     /** TAKE_OVER_LOST: the lock being taken over was lost (the holders before it are told now). */
-    KeyState takeOverLost() {
+    LineState takeOverLost() {
         return with(Phase.TAKE_OVER_LOST, holder, List.of(), null);
     }
 
@@ -111,18 +111,18 @@ final class KeyState {
     }
 
     /** TAKING_OVER: the holder handed the lock to {@code successor} (its token from {@link #fenceForHandOff}). */
-    KeyState handedTo(HeldLock successor) {
+    LineState handedTo(HeldLock successor) {
         List<HeldLock> before = new ArrayList<>(unconfirmed.size() + 1);
         before.addAll(unconfirmed);
         before.add(holder);
-        return new KeyState(Phase.TAKING_OVER, successor, Collections.unmodifiableList(before), null,
+        return new LineState(Phase.TAKING_OVER, successor, Collections.unmodifiableList(before), null,
                 successor.fencingToken() != 0 ? nextFence + 1 : nextFence, lastFence, handOffs + 1, othersQueued,
                 checkedAtNanos, grantedAtNanos);
     }
 
     /** A token reservation sent for the holder at {@code nowNanos} answered: the next block, the lease confirmed. */
-    KeyState reserved(FenceBlock block, long nowNanos) {
-        return new KeyState(phase, holder, List.of(), null, block.first() + 1, block.last(), handOffs,
+    LineState reserved(FenceBlock block, long nowNanos) {
+        return new LineState(phase, holder, List.of(), null, block.first() + 1, block.last(), handOffs,
                 othersQueued | block.othersQueued(), nowNanos, grantedAtNanos);
     }
 
