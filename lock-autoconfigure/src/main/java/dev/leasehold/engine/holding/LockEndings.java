@@ -126,7 +126,7 @@ final class LockEndings {
     void lose(HeldLock lock, String reason) {
         KeyLine known = lock.line();
         KeyLine line = known != null ? known : lines.line(lock.key());
-        Loss loss = line != null ? line.lost(lock) : KeyLine.lostOffLine(lock);
+        Loss loss = line != null ? line.lost(lock) : Loss.offLine(lock);
         reportChain(loss.tell(), reason);
         if (loss.reportLock()) {
             reportLost(lock, reason);

@@ -323,7 +323,7 @@ final class Watchdog {
         KeyLine known = sent.line();
         KeyLine line = known != null ? known : lines.line(sent.key());
         RenewalVerdict verdict = line != null ? line.renewalAnswered(sent, renewed, sentAt)
-                : KeyLine.renewalAnsweredOffLine(sent, renewed, sentAt);
+                : RenewalVerdict.offLine(sent, renewed, sentAt);
         HeldLock lose = verdict.lose();
         if (lose != null) {
             lose.watched(false);

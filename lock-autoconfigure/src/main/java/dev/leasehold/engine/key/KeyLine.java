@@ -1,5 +1,7 @@
 package dev.leasehold.engine.key;
 
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
@@ -49,7 +51,8 @@ public final class KeyLine {
     private final HandOffRules rules;
 
     // both guarded by this object's monitor
-    private final Waiters waiting = new Waiters();
+    // made for the first waiter: a held lock keeps its line, and most have nobody waiting (56 bytes per lock)
+    private ArrayDeque<Waiter> waiting;
 
     private LineState state = LineState.FREE;
 
@@ -70,7 +73,7 @@ public final class KeyLine {
     }
 
     synchronized int queued() {
-        return waiting.size();
+        return Waiters.size(waiting);
     }
 
     /** The one place the state changes; the move is checked against the table when assertions are enabled. */
@@ -100,7 +103,8 @@ public final class KeyLine {
                 move(Event.ENTER, LineState.ACQUIRING);
                 return Waiter.FIRST;
             }
-            Waiter waiter = waiting.add(takeOverMode, owner);
+            Waiter waiter = new Waiter(owner, takeOverMode);
+            (waiting != null ? waiting : (waiting = new ArrayDeque<>(2))).add(waiter);
             if (state.lingerer != null) {
                 LockSupport.unpark(state.lingerer); // a thread came back: the lingering release hands on to it
             }
@@ -115,7 +119,9 @@ public final class KeyLine {
     public Turn giveUp(Waiter waiter) {
         if (waiter.claim()) {
             synchronized (this) {
-                waiting.remove(waiter);
+                if (waiting != null) { // null once closed
+                    waiting.remove(waiter);
+                }
             }
             waiter.turn().complete(null);
             return null;
@@ -178,7 +184,7 @@ public final class KeyLine {
                 Phase phase = current.phase;
                 boolean mayHandOff = phase != Phase.TAKE_OVER_LOST && !closing(phase)
                         && current.allowsHandOff(rules, before);
-                next = mayHandOff ? waiting.claimTakeOver(current, rules) : null;
+                next = mayHandOff ? Waiters.claimTakeOver(waiting, current, rules) : null;
                 if (next != null) {
                     successor = lock.handedTo(next, current.fenceForHandOff(rules, EngineClock.nanoTime())).on(this);
                     move(event, current.handedTo(successor));
@@ -314,12 +320,6 @@ public final class KeyLine {
         return loss;
     }
 
-    /** {@link #lost} for a lock no line knows of: only the lock itself is told. */
-    public static Loss lostOffLine(HeldLock lock) {
-        boolean held = lock.compareAndSetState(HeldLock.State.HELD, HeldLock.State.LOST);
-        return Loss.of(held, List.of());
-    }
-
     /**
      * renewalConfirmed, or the verdict of a renewal's answer for {@code sent} (sent at {@code sentAtNanos}; null:
      * no answer yet, or an error). A lock handed off meanwhile renewed its successor's lease (same token in Redis),
@@ -339,11 +339,6 @@ public final class KeyLine {
         }
     }
 
-    /** {@link #renewalAnswered} for a lock no line knows of. */
-    public static RenewalVerdict renewalAnsweredOffLine(HeldLock sent, Boolean renewed, long sentAtNanos) {
-        return RenewalVerdict.of(sent, sent, renewed, sentAtNanos);
-    }
-
     /** close: shutdown: every queued waiter, and every later one, gets the turn at once (and gives up). */
     public void close() {
         List<Waiter> all;
@@ -355,7 +350,8 @@ public final class KeyLine {
             if (current.lingerer != null) {
                 LockSupport.unpark(current.lingerer); // it releases in Redis now
             }
-            all = waiting.close();
+            all = waiting == null ? List.of() : new ArrayList<>(waiting);
+            waiting = null;
         }
         for (Waiter waiter : all) {
             if (waiter.claim()) {
@@ -369,13 +365,13 @@ public final class KeyLine {
      * blocking thread's (never an I/O thread's), in a turn other threads took part in (see {@link LineState#mayLinger}).
      */
     private boolean mayLinger(LineState current, HeldLock lock) {
-        return waiting.size() == 0 && lock.owner == Thread.currentThread()
+        return Waiters.size(waiting) == 0 && lock.owner == Thread.currentThread()
                 && !Thread.currentThread().isInterrupted() && current.mayLinger(rules, EngineClock.nanoTime());
     }
 
     /** The turn goes to the next waiter (ACQUIRING), or nobody has it (FREE; CLOSED when closing). */
     private Waiter passTurn(Event event) {
-        Waiter next = waiting.claimNext();
+        Waiter next = Waiters.claimNext(waiting);
         move(event, closing(state.phase) ? LineState.CLOSED : next != null ? LineState.ACQUIRING : LineState.FREE);
         return next;
     }

@@ -15,4 +15,9 @@ public record Loss(boolean reportLock, List<HeldLock> tell) {
     static Loss of(boolean reportLock, List<HeldLock> tell) {
         return tell.isEmpty() ? (reportLock ? LOCK_ONLY : NONE) : new Loss(reportLock, tell);
     }
+
+    /** {@link KeyLine#lost} for a lock no line knows of: only the lock itself is told (when it was still held). */
+    public static Loss offLine(HeldLock lock) {
+        return of(lock.compareAndSetState(HeldLock.State.HELD, HeldLock.State.LOST), List.of());
+    }
 }

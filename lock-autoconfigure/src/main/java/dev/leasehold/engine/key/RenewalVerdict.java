@@ -43,4 +43,9 @@ public record RenewalVerdict(boolean settled, HeldLock lose, String reason) {
         }
         return RETRY;
     }
+
+    /** {@link KeyLine#renewalAnswered} for a lock no line knows of. */
+    public static RenewalVerdict offLine(HeldLock sent, Boolean renewed, long sentAtNanos) {
+        return of(sent, sent, renewed, sentAtNanos);
+    }
 }
