@@ -5,6 +5,7 @@ import java.util.function.Function;
 
 import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.key.KeyLine;
+import dev.leasehold.engine.key.TakeOverStep;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.support.EngineClock;
 
@@ -43,7 +44,7 @@ final class HandOffs {
     CompletableFuture<HeldLock> takeOver(KeyLine line, HeldLock successor,
             Function<CompletableFuture<?>, CompletableFuture<Void>> bounded) {
         if (successor.fencingToken() != 0) {
-            return CompletableFuture.completedFuture(taken(line, successor));
+            return CompletableFuture.completedFuture(carryOut(line.takenOver(successor), null));
         }
         long sentAt = EngineClock.nanoTime();
         CompletableFuture<LockServer.FenceBlock> reply;
@@ -54,30 +55,25 @@ final class HandOffs {
             reply = CompletableFuture.failedFuture(ex);
         }
         CompletableFuture<LockServer.FenceBlock> reserved = reply;
-        return bounded.apply(reserved).thenApply(ignored -> {
-            if (reserved.isDone() && !reserved.isCompletedExceptionally()) {
-                LockServer.FenceBlock block = reserved.join();
-                if (block == null) {
-                    // the token no longer holds the key: the lease was lost under the holders before this one
-                    endings.reportChain(line.takeOverFailed(successor), LockEndings.KEY_GONE_AT_RESERVATION);
-                    return null;
-                }
-                line.reserved(successor, block, sentAt);
-                return taken(line, successor);
-            }
-            // no answer yet (the waiter stops, or the Redis timeout passed): the answer still decides whether the
-            // holders before held the key; then the key is given back (compare-and-delete)
-            endings.giveBackAfter(reserved, successor, line.takeOverFailed(successor));
-            return null;
-        });
+        return bounded.apply(reserved).thenApply(ignored -> carryOut(
+                reserved.isDone() && !reserved.isCompletedExceptionally()
+                        ? line.reservationAnswered(successor, reserved.join(), sentAt)
+                        : line.reservationTimedOut(successor), reserved));
     }
 
-    /** The successor, HELD; or null, given back, when it was lost on the way or the engine closes meanwhile. */
-    private HeldLock taken(KeyLine line, HeldLock successor) {
-        if (line.takenOver(successor)) {
-            return successor;
+    /**
+     * Carries out what the key decided: the lock taken over, or given back (at once, or once the reservation is
+     * answered: that answer still decides whether the holders before held the key), or the holders before told.
+     */
+    private HeldLock carryOut(TakeOverStep step, CompletableFuture<LockServer.FenceBlock> reservation) {
+        switch (step.kind()) {
+            case READY -> {
+                return step.successor();
+            }
+            case GIVE_BACK -> endings.giveBack(step.successor(), step.tell());
+            case GIVE_BACK_AFTER_RESERVATION -> endings.giveBackAfter(reservation, step.successor(), step.tell());
+            case KEY_GONE -> endings.reportChain(step.tell(), LockEndings.KEY_GONE_AT_RESERVATION);
         }
-        endings.giveBack(successor, line.takeOverFailed(successor));
         return null;
     }
 }

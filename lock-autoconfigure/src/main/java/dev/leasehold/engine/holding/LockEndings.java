@@ -11,6 +11,8 @@ import dev.leasehold.engine.LockObserver;
 import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.key.KeyLine;
 import dev.leasehold.engine.key.KeyLines;
+import dev.leasehold.engine.key.Loss;
+import dev.leasehold.engine.key.ReleaseOutcome;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.support.CoarseTimeouts;
@@ -76,8 +78,7 @@ final class LockEndings {
         observer.released(lock.key(), lock.mode, EngineClock.nanoTime() - lock.acquiredAtNanos);
         lock.attempt.released();
         KeyLine line = lines.line(lock.key());
-        dev.leasehold.engine.key.ReleaseOutcome outcome = line != null ? line.release(lock, before, blocking)
-                : dev.leasehold.engine.key.ReleaseOutcome.IN_REDIS;
+        ReleaseOutcome outcome = line != null ? line.release(lock, before, blocking) : ReleaseOutcome.IN_REDIS;
         if (outcome.handedOff()) {
             lines.leave(line); // the next local holder has the key now, and Redis was not told
             return RELEASED;
@@ -123,15 +124,11 @@ final class LockEndings {
      * turn) loses it too: nothing of it is handed on, and its release, refused by Redis, tells it.
      */
     void lose(HeldLock lock, String reason) {
-        boolean held = lock.compareAndSetState(HeldLock.State.HELD, HeldLock.State.LOST);
-        if (!held && lock.state() != HeldLock.State.RELEASED) {
-            return; // lost already
-        }
-        KeyLine line = lines.line(lock.key());
-        if (line != null) {
-            reportChain(line.lost(lock), reason);
-        }
-        if (held) {
+        KeyLine known = lock.line();
+        KeyLine line = known != null ? known : lines.line(lock.key());
+        Loss loss = line != null ? line.lost(lock) : Loss.offLine(lock);
+        reportChain(loss.tell(), reason);
+        if (loss.reportLock()) {
             reportLost(lock, reason);
         }
     }

@@ -16,6 +16,7 @@ import dev.leasehold.engine.LockObserver;
 import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.key.KeyLine;
 import dev.leasehold.engine.key.KeyLines;
+import dev.leasehold.engine.key.RenewalVerdict;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.support.EngineClock;
 import org.apache.commons.logging.Log;
@@ -315,39 +316,20 @@ final class Watchdog {
     }
 
     /**
-     * What a renewal's answer means for its lock (sent at {@code sentAt}; null: no answer yet, or an error).
-     * False when the lock is still held, unconfirmed and its lease not yet over: it is retried.
+     * Reports a renewal's answer to its key (sent at {@code sentAt}; null: no answer yet, or an error) and carries out
+     * the verdict. False when the lock is still held, unconfirmed and its lease not yet over: it is retried.
      */
     private boolean settle(HeldLock sent, Boolean renewed, long sentAt) {
-        // a lock handed off meanwhile renewed its successor's lease (same token in Redis)
         KeyLine known = sent.line();
         KeyLine line = known != null ? known : lines.line(sent.key());
-        HeldLock lock = line != null ? line.currentHolder(sent) : sent;
-        if (Boolean.FALSE.equals(renewed)) {
-            // the key is not this owner token's in Redis: lost under whoever of this JVM has it, even a holder whose
-            // release has not passed the key on yet (it may linger for a thread of its turn)
-            lock.watched(false);
-            onLost.accept(lock, "Redis refused the renewal: the key expired or is owned by someone else");
-            return true;
+        RenewalVerdict verdict = line != null ? line.renewalAnswered(sent, renewed, sentAt)
+                : RenewalVerdict.offLine(sent, renewed, sentAt);
+        HeldLock lose = verdict.lose();
+        if (lose != null) {
+            lose.watched(false);
+            onLost.accept(lose, verdict.reason());
         }
-        if (lock.state() != HeldLock.State.HELD || (lock == sent && !lock.watched())) {
-            return true;
-        }
-        if (Boolean.TRUE.equals(renewed)) {
-            if (line != null) {
-                line.confirmed(lock, sentAt);
-            }
-            else {
-                lock.confirmedAt(sentAt);
-            }
-            return true;
-        }
-        if (EngineClock.nanoTime() - lock.leaseEndsAtNanos() >= 0) {
-            lock.watched(false);
-            onLost.accept(lock, "renewal failed until the lease of " + lock.leaseMillis + " ms ran out");
-            return true;
-        }
-        return false;
+        return verdict.settled();
     }
 
     private void retrySoon() {

@@ -270,6 +270,16 @@ public final class HeldLock {
         return mode + " lock '" + key() + "' (fencing token " + fencingToken + ", " + state + ")";
     }
 
+    /**
+     * The lock {@code next} takes over from this one: the same owner token and lease estimate, a fencing token of its
+     * own ({@code fence}; 0 when it reserves one first).
+     */
+    HeldLock handedTo(Waiter next, long fence) {
+        long sentAt = leaseEndsAtNanos - validMillis * 1_000_000L; // inherits the lease estimate
+        return new HeldLock(keys, next.takeOverMode(), token, fence, next.thread(), true, leaseMillis, validMillis,
+                sentAt, true);
+    }
+
     /** The line this lock has its turn on; returns this. */
     HeldLock on(KeyLine line) {
         this.line = line;

@@ -6,83 +6,62 @@ import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.key.KeyTransitions.Event;
 import dev.leasehold.engine.server.LockServer.FenceBlock;
 import dev.leasehold.engine.support.EngineClock;
 
 /**
- * One key inside this JVM: every state it can be in and every way it moves, in one place, each transition under
- * this object's monitor. Acquisitions of the key (blocking and asynchronous alike) queue here first come first
- * served, so only the one whose turn it is talks to Redis; an exclusive holder keeps the turn until it releases,
- * and may hand the lock itself to the next waiter without a Redis round trip (node-level lock caching, as the
- * lock managers of cluster file systems keep a lock at the node while its processes want it).
- *
- * <pre>
- *   from          transition                          to
- *   FREE          enter                               ACQUIRING (the caller has the turn at once)
- *   (any other)   enter                               (queued: the state does not move)
- *   ACQUIRING     granted, exclusive                  HELD
- *   ACQUIRING     granted, reader; leaveTurn          ACQUIRING for the next waiter, or FREE
- *   HELD          release, handed off                 TAKING_OVER
- *   HELD          release, nobody waiting yet         HELD (the releasing thread lingers, then hands off or
- *                                                     releases in Redis)
- *   HELD          release in Redis; lost              ACQUIRING for the next waiter, or FREE
- *   TAKING_OVER   takenOver                           HELD
- *   TAKING_OVER   takeOverFailed; lost                ACQUIRING (the successor's waiter keeps the turn)
- *   (any)         close                               CLOSED (every waiter gets the turn, and gives up)
- * </pre>
- *
+ * One key inside this JVM: every state it can be in and every way it moves, in one place. Acquisitions of the key
+ * (blocking and asynchronous alike) queue here first come first served, so only the one whose turn it is talks to
+ * Redis; an exclusive holder keeps the turn until it releases, and may hand the lock itself to the next waiter
+ * without a Redis round trip (node-level lock caching, as the lock managers of cluster file systems keep a lock at
+ * the node while its processes want it).
+ * <p>
+ * The states ({@link Phase}; what else each has is in {@link LineState}, replaced as a whole under this object's
+ * monitor, so a phase and its holder never disagree):
  * <ul>
  * <li><b>FREE</b>: nobody has the turn, nobody waits.</li>
- * <li><b>ACQUIRING</b>: the waiter at the head has the turn and asks Redis; the others wait here, costing Redis
- * nothing.</li>
- * <li><b>HELD</b>: an exclusive lock of this JVM has the key in Redis, and the turn.</li>
+ * <li><b>ACQUIRING</b>: the waiter at the head has the turn and asks Redis; the others wait here.</li>
+ * <li><b>HELD</b>: an exclusive lock of this JVM, the holder, has the key in Redis, and the turn.</li>
+ * <li><b>LINGERING</b>: the holder was released with nobody waiting; its thread waits up to the linger for a thread
+ * of its turn to come back (the key is still this JVM's in Redis).</li>
  * <li><b>TAKING_OVER</b>: the holder handed the lock to the next waiter, whose first step may still confirm it in
  * Redis (a token reservation, when the reserved block is used up or the turn is due a check).</li>
- * <li><b>CLOSED</b>: the engine shuts down.</li>
+ * <li><b>TAKE_OVER_LOST</b>: the lock being taken over was found lost; its take-over still ends, then its waiter asks
+ * Redis.</li>
+ * <li><b>CLOSING</b>: the engine shuts down while a lock of this JVM has the key: nothing is handed on.</li>
+ * <li><b>CLOSED</b>: the engine shut down: every waiter gets the turn at once, and gives up.</li>
  * </ul>
- * Why a hand-off is safe (one owner token in Redis, a fencing token of its own from the reserved block, the lease
- * estimate inherited, a later loss told to every holder since the last confirmation): docs/how-it-works.md. Once a token reservation finds another instance queued for the key, the turn serves only the
- * local waiters that came before its grant or within the turn check of it (a gated turn); it ends then, after
- * {@link HandOffRules#maxHandOffs()} hand-offs in any case, or when the lease estimate is too short.
+ * Every move is a named transition below (the events of {@link KeyTransitions}, whose table lists the legal moves and
+ * checks each one when assertions are enabled). A transition returns what its caller must carry out outside the
+ * monitor (send a release, give a handed lock back, tell holders they lost, use a lock taken over); the callers
+ * (waiting, the watchdog, the endings of locks) decide nothing about a key themselves. Completing a waiter's turn
+ * runs its continuation, so it is always done after leaving the monitor.
  * <p>
- * Completing a waiter's turn runs its continuation, so it is always done after leaving the monitor.
+ * Why a hand-off is safe (one owner token in Redis, a fencing token of its own from the reserved block, the lease
+ * estimate inherited, a later loss told to every holder since the last confirmation): docs/how-it-works.md. Once a
+ * token reservation finds another instance queued for the key, the turn serves only the local waiters that came
+ * before its grant or within the turn check of it (a gated turn); it ends then, after
+ * {@link HandOffRules#maxHandOffs()} hand-offs in any case, or when the lease estimate is too short.
  */
 public final class KeyLine {
 
-    /** The states of a key inside this JVM (see the class comment). */
-    public enum Phase {
-        FREE, ACQUIRING, HELD, TAKING_OVER, CLOSED
-    }
-
-    /** Marks a release that waits a moment for the next local waiter. */
-    private static final Waiter LINGER = new Waiter(null, null);
-
     private final String key;
 
-    // all guarded by this object's monitor
+    private final HandOffRules rules;
+
+    // both guarded by this object's monitor
     // made for the first waiter: a held lock keeps its line, and most have nobody waiting (56 bytes per lock)
     private ArrayDeque<Waiter> waiting;
 
-    private Phase phase = Phase.FREE;
-
-    /** In HELD and TAKING_OVER: the lock that has the turn. */
-    private HeldLock holder;
-
-    /** The hand-off chain of the exclusive watchdog lock that has the key in Redis. */
-    private final HandOffTurn turn;
-
-    /** Holders that handed the lock on since Redis last confirmed the lease (a loss found later is theirs too). */
-    private List<HeldLock> unconfirmed; // made at the first hand-off: most held locks are never handed off
-
-    /** The thread whose release waits for a thread of its turn to come back (see {@link #mayLinger}), or null. */
-    private Thread lingering;
+    private LineState state = LineState.FREE;
 
     /** Acquisitions and locks using this line; changed only inside {@link KeyLines}' map. */
     int users;
 
     KeyLine(String key, HandOffRules rules) {
         this.key = key;
-        this.turn = new HandOffTurn(rules);
+        this.rules = rules;
     }
 
     public String key() {
@@ -90,36 +69,44 @@ public final class KeyLine {
     }
 
     public synchronized Phase phase() {
-        return phase;
+        return state.phase;
     }
 
     synchronized int queued() {
-        return waiting == null ? 0 : waiting.size();
+        return Waiters.size(waiting);
+    }
+
+    /** The one place the state changes; the move is checked against the table when assertions are enabled. */
+    private void move(Event event, LineState next) {
+        assert next == state || KeyTransitions.check(state, event, next, key);
+        state = next;
+    }
+
+    private static boolean closing(Phase phase) {
+        return phase == Phase.CLOSING || phase == Phase.CLOSED;
     }
 
     /**
-     * Queues for the turn, without blocking: the waiter's {@link Waiter#turn()} completes when the turn comes (at
-     * once when the key is FREE). A waiter that stops waiting before then calls {@link #giveUp}.
+     * enter: queues for the turn, without blocking: the waiter's {@link Waiter#turn()} completes when the turn comes
+     * (at once when the key is FREE). A waiter that stops waiting before then calls {@link #giveUp}.
      * @param takeOverMode the mode in which this waiter takes an exclusive watchdog lock handed to it, or null when
      * it cannot take one (a reader, a fixed lease)
      * @param owner the thread the lock will belong to, or null for an acquisition bound to no thread
      */
     public Waiter enter(LockMode takeOverMode, Thread owner) {
         synchronized (this) {
-            if (phase == Phase.CLOSED) {
+            Phase phase = state.phase;
+            if (closing(phase)) {
                 return Waiter.FIRST;
             }
             if (phase == Phase.FREE) {
-                phase = Phase.ACQUIRING;
+                move(Event.ENTER, LineState.ACQUIRING);
                 return Waiter.FIRST;
             }
             Waiter waiter = new Waiter(owner, takeOverMode);
-            if (waiting == null) {
-                waiting = new ArrayDeque<>(2);
-            }
-            waiting.add(waiter);
-            if (lingering != null) {
-                LockSupport.unpark(lingering);
+            (waiting != null ? waiting : (waiting = new ArrayDeque<>(2))).add(waiter);
+            if (state.lingerer != null) {
+                LockSupport.unpark(state.lingerer); // a thread came back: the lingering release hands on to it
             }
             return waiter;
         }
@@ -142,18 +129,18 @@ public final class KeyLine {
         return waiter.turn().join();
     }
 
-    /** ACQUIRING: the waiter with the turn ends without the lock (gave up, failed, shut down). */
+    /** leaveTurn: the waiter with the turn ends without the lock (gave up, failed, shut down). */
     public void leaveTurn() {
         Waiter next;
         synchronized (this) {
-            next = passTurn();
+            next = passTurn(Event.LEAVE_TURN);
         }
         start(next);
     }
 
     /**
-     * ACQUIRING: the waiter with the turn was granted the key by Redis. An exclusive lock keeps the turn (HELD);
-     * readers share the key, so the next local waiter may try at once.
+     * granted / grantedShared: Redis granted the key to the waiter with the turn. An exclusive lock keeps the turn
+     * (HELD); readers share the key, so the next local waiter may try at once.
      * @param reservedThrough the last fencing token the grant reserved for hand-offs
      */
     public void granted(HeldLock lock, long reservedThrough) {
@@ -161,182 +148,207 @@ public final class KeyLine {
         lock.on(this);
         synchronized (this) {
             if (!lock.exclusive()) {
-                next = passTurn();
+                next = passTurn(Event.GRANTED_SHARED);
             }
             else {
-                holder = lock;
-                if (phase != Phase.CLOSED) {
-                    phase = Phase.HELD;
-                }
-                turn.begin(lock.fencingToken(), reservedThrough);
-                clearUnconfirmed();
+                move(Event.GRANTED, LineState.granted(lock, reservedThrough, closing(state.phase),
+                        EngineClock.nanoTime()));
             }
         }
         start(next);
     }
 
     /**
-     * The last hold of {@code lock} was given back (its state was {@code before}): it is handed to the next local
-     * waiter when the rules allow, or released in Redis (the turn passes on at once: the next waiter's acquire
-     * follows the release on the same connection, and Redis runs them in that order). With nobody waiting yet in a
-     * turn other threads of this JVM took part in, the lock's own thread first waits up to the linger for one of
-     * them to come back (see {@link HandOffRules#linger()}), when its caller waits for the release anyway.
+     * release (then lingerEnded while it lingers): the last hold of {@code lock} was given back (its state was
+     * {@code before}). It is handed to the next local waiter when the rules allow, or released in Redis (the turn
+     * passes on at once: the next waiter's acquire follows the release on the same connection, and Redis runs them in
+     * that order). With nobody waiting yet in a turn other threads of this JVM took part in, the lock's own thread
+     * first waits up to the linger for one of them to come back (LINGERING, see {@link HandOffRules#linger()}), when
+     * its caller waits for the release anyway.
      * @param blocking the caller waits for the release ({@code close()}, not {@code closeAsync()}): only such a
      * release may linger, never one whose caller was promised it is not blocked
      */
     public ReleaseOutcome release(HeldLock lock, HeldLock.State before, boolean blocking) {
         long lingerUntil = 0;
+        Event event = Event.RELEASE;
         while (true) {
             Waiter next;
             HeldLock successor = null;
-            List<HeldLock> unconfirmedHolders;
+            boolean linger = false;
+            List<HeldLock> unconfirmed = List.of();
             synchronized (this) {
-                if (lingering == Thread.currentThread()) {
-                    lingering = null;
-                }
-                if (holder != lock) {
+                LineState current = state;
+                if (current.holder != lock) {
                     return ReleaseOutcome.NOT_THE_HOLDER; // a reader, or a lock whose loss passed the turn on already
                 }
-                boolean mayHandOff = (phase == Phase.HELD || phase == Phase.TAKING_OVER)
-                        && turn.allows(lock, before);
-                next = mayHandOff ? claimTakeOverWaiter() : null;
-                if (next == null && mayHandOff && blocking && mayLinger(lock)) {
+                Phase phase = current.phase;
+                boolean mayHandOff = phase != Phase.TAKE_OVER_LOST && !closing(phase)
+                        && current.allowsHandOff(rules, before);
+                next = mayHandOff ? Waiters.claimTakeOver(waiting, current, rules) : null;
+                if (next != null) {
+                    successor = lock.handedTo(next, current.fenceForHandOff(rules, EngineClock.nanoTime())).on(this);
+                    move(event, current.handedTo(successor));
+                }
+                else if (mayHandOff && blocking && mayLinger(current, lock)) {
                     long now = EngineClock.nanoTime();
-                    lingerUntil = lingerUntil != 0 ? lingerUntil : now + turn.lingerNanos();
-                    if (now - lingerUntil < 0) {
-                        lingering = Thread.currentThread(); // enter() and close() wake it
-                        next = LINGER;
+                    lingerUntil = lingerUntil != 0 ? lingerUntil : now + rules.lingerNanos();
+                    linger = now - lingerUntil < 0;
+                    if (linger && phase != Phase.LINGERING) {
+                        move(event, current.lingering(Thread.currentThread()));
                     }
                 }
-                unconfirmedHolders = next == LINGER ? null : unconfirmedCopy();
-                if (next != null && next != LINGER) {
-                    successor = turn.successorOf(lock, next, this);
-                    (unconfirmed != null ? unconfirmed : (unconfirmed = new ArrayList<>(4))).add(lock);
-                    holder = successor;
-                    phase = Phase.TAKING_OVER;
+                if (next == null && !linger) {
+                    unconfirmed = current.unconfirmed;
+                    next = passTurn(event);
                 }
-                else if (next == null) {
-                    next = passTurn();
-                }
-            }
-            if (next == LINGER) {
-                LockSupport.parkNanos(this, lingerUntil - EngineClock.nanoTime());
-                continue;
             }
             if (successor != null) {
                 next.turn().complete(new Turn(successor));
                 return new ReleaseOutcome(successor, List.of());
             }
+            if (linger) {
+                event = Event.LINGER_ENDED;
+                LockSupport.parkNanos(this, lingerUntil - EngineClock.nanoTime()); // enter(), lost(), close() wake it
+                continue;
+            }
             start(next);
-            return unconfirmedHolders.isEmpty() ? ReleaseOutcome.IN_REDIS
-                    : new ReleaseOutcome(null, unconfirmedHolders);
+            return unconfirmed.isEmpty() ? ReleaseOutcome.IN_REDIS : new ReleaseOutcome(null, unconfirmed);
+        }
+    }
+
+    /** takenOver: the handed lock, its token from the reserved block, is ready (HELD); else it is given back. */
+    public TakeOverStep takenOver(HeldLock successor) {
+        synchronized (this) {
+            LineState current = state;
+            if (current.phase == Phase.TAKING_OVER && current.holder == successor
+                    && successor.state() == HeldLock.State.HELD) {
+                move(Event.TAKEN_OVER, current.in(Phase.HELD));
+                return new TakeOverStep(TakeOverStep.Kind.READY, successor, List.of());
+            }
+            return takeOverEnded(successor, Event.TAKE_OVER_FAILED, TakeOverStep.Kind.GIVE_BACK, true);
         }
     }
 
     /**
-     * The handed-over lock is ready (its token came from the block, or a reservation confirmed it): HELD. False
-     * when it was lost on the way; the waiter then keeps the turn and asks Redis.
+     * reservationAnswered / reservationRefused: the successor's token reservation, sent at {@code sentAtNanos},
+     * answered: the next block ({@code block}; the lease is confirmed), and the lock is ready (HELD) unless it was lost
+     * or the engine closes meanwhile (then it is given back); or null, the owner token no longer holds the key: the
+     * lease was lost under the holders before, who are told.
      */
-    public boolean takenOver(HeldLock successor) {
+    public TakeOverStep reservationAnswered(HeldLock successor, FenceBlock block, long sentAtNanos) {
         synchronized (this) {
-            if (holder != successor || phase != Phase.TAKING_OVER || successor.state() != HeldLock.State.HELD) {
-                return false;
+            if (block == null) {
+                return takeOverEnded(successor, Event.RESERVATION_REFUSED, TakeOverStep.Kind.KEY_GONE, true);
             }
-            phase = Phase.HELD;
-            return true;
-        }
-    }
-
-    /** TAKING_OVER: a reservation sent at {@code sentAtNanos} confirmed the lease and reserved the next block. */
-    public void reserved(HeldLock successor, FenceBlock block, long sentAtNanos) {
-        synchronized (this) {
-            if (holder != successor) {
-                return;
+            LineState current = state;
+            if (current.holder != successor) {
+                return takeOverEnded(successor, Event.RESERVATION_ANSWERED, TakeOverStep.Kind.GIVE_BACK, false);
             }
-            turn.reserved(block);
             successor.confirmedAt(sentAtNanos);
             successor.fencingToken(block.first());
-            clearUnconfirmed();
+            LineState reserved = current.reserved(block, EngineClock.nanoTime());
+            if (current.phase == Phase.TAKING_OVER && successor.state() == HeldLock.State.HELD) {
+                move(Event.RESERVATION_ANSWERED, reserved.in(Phase.HELD));
+                return new TakeOverStep(TakeOverStep.Kind.READY, successor, List.of());
+            }
+            // confirmed: nobody before held it unconfirmed, so a refused give-back tells nobody
+            return takeOverEnded(successor, Event.RESERVATION_ANSWERED, TakeOverStep.Kind.GIVE_BACK, false);
         }
     }
 
     /**
-     * TAKING_OVER: the successor could not take the lock over (Redis no longer held the key, gave no answer yet, or
-     * its waiter stopped): it never existed for anyone, and its waiter keeps the turn and asks Redis (ACQUIRING).
-     * Returns the holders that handed the lock on since Redis last confirmed the lease: whether they held it is
-     * known only from Redis's answer (the caller tells them if it was lost); empty when the successor no longer
-     * had the turn (a loss found meanwhile told them already).
+     * reservationTimedOut: the successor's reservation got no answer within the Redis timeout, or its waiter stopped
+     * first. It is given back once the answer comes, which still tells whether the holders before held the key.
      */
-    public List<HeldLock> takeOverFailed(HeldLock successor) {
+    public TakeOverStep reservationTimedOut(HeldLock successor) {
         synchronized (this) {
-            successor.compareAndSetState(HeldLock.State.HELD, HeldLock.State.RELEASED);
+            return takeOverEnded(successor, Event.RESERVATION_TIMED_OUT,
+                    TakeOverStep.Kind.GIVE_BACK_AFTER_RESERVATION, true);
+        }
+    }
+
+    /**
+     * A take-over ends without the lock: it never existed for anyone, and its waiter keeps the turn and asks Redis
+     * (ACQUIRING; CLOSED when closing). The holders since Redis last confirmed the lease are told if it turns out
+     * lost ({@code tellUnconfirmed}); nobody when the successor no longer had the turn (a loss found meanwhile told
+     * them already).
+     */
+    private TakeOverStep takeOverEnded(HeldLock successor, Event event, TakeOverStep.Kind kind,
+            boolean tellUnconfirmed) {
+        successor.compareAndSetState(HeldLock.State.HELD, HeldLock.State.RELEASED);
+        LineState current = state;
+        List<HeldLock> tell = List.of();
+        if (current.holder == successor) {
+            tell = tellUnconfirmed ? current.unconfirmed : List.of();
+            move(event, closing(current.phase) ? LineState.CLOSED : LineState.ACQUIRING);
+        }
+        return new TakeOverStep(kind, successor, tell);
+    }
+
+    /**
+     * lost: the lease of {@code lock} was found lost (marked LOST here when it was HELD; a lock RELEASED while its
+     * release is still on its way here, or lingers, loses it too). Another owner may take the key now, so the turn
+     * passes on at once, not at the late close(), and a release lingering on it hands nothing on; a lock being taken
+     * over keeps its waiter's turn (TAKE_OVER_LOST). Returns whom to tell; nobody when it was lost already.
+     */
+    public Loss lost(HeldLock lock) {
+        Waiter next = null;
+        Loss loss;
+        synchronized (this) {
+            boolean held = lock.compareAndSetState(HeldLock.State.HELD, HeldLock.State.LOST);
+            if (!held && lock.state() != HeldLock.State.RELEASED) {
+                return Loss.NONE; // lost already
+            }
+            LineState current = state;
             List<HeldLock> tell = List.of();
-            if (holder == successor) {
-                tell = unconfirmedCopy();
-                holder = null;
-                clearUnconfirmed();
-                if (phase == Phase.TAKING_OVER) {
-                    phase = Phase.ACQUIRING;
+            if (current.holder == lock) {
+                tell = current.unconfirmed;
+                switch (current.phase) {
+                    case TAKING_OVER -> move(Event.LOST, current.takeOverLost());
+                    case CLOSING -> move(Event.LOST, LineState.CLOSED);
+                    default -> {
+                        if (current.lingerer != null) {
+                            LockSupport.unpark(current.lingerer); // its release is no longer the holder's: it ends
+                        }
+                        next = passTurn(Event.LOST);
+                    }
                 }
             }
-            return tell;
+            loss = Loss.of(held, tell);
         }
+        start(next);
+        return loss;
     }
 
     /**
-     * The lease of {@code lock} (marked LOST; or RELEASED while its release is still on its way here, or lingers)
-     * was found lost: another owner may take the key now, so the turn passes on at once, not at the late close(),
-     * and a release lingering on it hands nothing on. Returns the holders that handed the lock on since Redis last
-     * confirmed the lease, who held it unconfirmed too. A lock still being taken over keeps its waiter's turn.
+     * renewalConfirmed, or the verdict of a renewal's answer for {@code sent} (sent at {@code sentAtNanos}; null:
+     * no answer yet, or an error). A lock handed off meanwhile renewed its successor's lease (same token in Redis),
+     * so the verdict is for the lock of the chain that has the lease now. A refusal loses it, even a holder whose
+     * release has not passed the key on yet (it may linger for a thread of its turn); a lease that ran out
+     * unconfirmed loses it; a failure before that is retried.
      */
-    public List<HeldLock> lost(HeldLock lock) {
-        Waiter next = null;
-        List<HeldLock> tell;
+    public RenewalVerdict renewalAnswered(HeldLock sent, Boolean renewed, long sentAtNanos) {
         synchronized (this) {
-            if (holder != lock) {
-                return List.of();
+            LineState current = state;
+            HeldLock lock = current.holder != null && current.holder.token.equals(sent.token) ? current.holder : sent;
+            RenewalVerdict verdict = RenewalVerdict.of(lock, sent, renewed, sentAtNanos);
+            if (verdict == RenewalVerdict.CONFIRMED && current.holder == lock && !current.unconfirmed.isEmpty()) {
+                move(Event.RENEWAL_CONFIRMED, current.confirmed());
             }
-            tell = unconfirmedCopy();
-            clearUnconfirmed();
-            holder = null;
-            if (lingering != null) {
-                LockSupport.unpark(lingering); // its release is no longer the holder's: it ends now
-            }
-            if (phase == Phase.TAKING_OVER) {
-                phase = Phase.ACQUIRING;
-            }
-            else {
-                next = passTurn();
-            }
-        }
-        start(next);
-        return tell;
-    }
-
-    /** The lock that has {@code lock}'s lease in Redis now: a later holder of its hand-off chain, or itself. */
-    public HeldLock currentHolder(HeldLock lock) {
-        synchronized (this) {
-            return holder != null && holder.token.equals(lock.token) ? holder : lock;
+            return verdict;
         }
     }
 
-    /** Redis confirmed the lease of {@code lock} (a renewal sent at {@code sentAtNanos}). */
-    public void confirmed(HeldLock lock, long sentAtNanos) {
-        synchronized (this) {
-            lock.confirmedAt(sentAtNanos);
-            if (holder == lock) {
-                clearUnconfirmed();
-            }
-        }
-    }
-
-    /** Shutdown: every queued waiter, and every later one, gets the turn at once (and gives up). */
+    /** close: shutdown: every queued waiter, and every later one, gets the turn at once (and gives up). */
     public void close() {
         List<Waiter> all;
         synchronized (this) {
-            phase = Phase.CLOSED;
-            if (lingering != null) {
-                LockSupport.unpark(lingering); // it releases in Redis now
+            LineState current = state;
+            if (!closing(current.phase)) {
+                move(Event.CLOSE, current.phase.hasHolder() ? current.in(Phase.CLOSING) : LineState.CLOSED);
+            }
+            if (current.lingerer != null) {
+                LockSupport.unpark(current.lingerer); // it releases in Redis now
             }
             all = waiting == null ? List.of() : new ArrayList<>(waiting);
             waiting = null;
@@ -349,56 +361,19 @@ public final class KeyLine {
     }
 
     /**
-     * Whether the releasing thread may wait a moment for a waiter (see {@link HandOffTurn#mayLinger()}): nobody
-     * waits, and the release is the lock's own blocking thread's (never an I/O thread's).
+     * Whether the releasing thread may wait a moment for a waiter: nobody waits, and the release is the lock's own
+     * blocking thread's (never an I/O thread's), in a turn other threads took part in (see {@link LineState#mayLinger}).
      */
-    private boolean mayLinger(HeldLock lock) {
-        return (waiting == null || waiting.isEmpty()) && lock.owner == Thread.currentThread()
-                && !Thread.currentThread().isInterrupted() && turn.mayLinger();
+    private boolean mayLinger(LineState current, HeldLock lock) {
+        return Waiters.size(waiting) == 0 && lock.owner == Thread.currentThread()
+                && !Thread.currentThread().isInterrupted() && current.mayLinger(rules, EngineClock.nanoTime());
     }
 
-    /** The head of the queue if it can take a handed lock and the turn admits it, claimed (first come first served). */
-    private Waiter claimTakeOverWaiter() {
-        if (waiting == null) {
-            return null;
-        }
-        for (Waiter next = waiting.peek(); next != null && next.takeOverMode() != null
-                && turn.admits(next.enteredAtNanos()); next = waiting.peek()) {
-            waiting.poll();
-            if (next.claim()) {
-                return next;
-            }
-            // that waiter gave up at this moment: the next one, if any
-        }
-        return null;
-    }
-
-    /** The turn goes to the next waiter (ACQUIRING), or nobody has it (FREE); its completion is the caller's. */
-    private Waiter passTurn() {
-        holder = null;
-        clearUnconfirmed();
-        for (Waiter next = waiting != null ? waiting.poll() : null; next != null; next = waiting.poll()) {
-            if (next.claim()) {
-                if (phase != Phase.CLOSED) {
-                    phase = Phase.ACQUIRING;
-                }
-                return next;
-            }
-        }
-        if (phase != Phase.CLOSED) {
-            phase = Phase.FREE;
-        }
-        return null;
-    }
-
-    private List<HeldLock> unconfirmedCopy() {
-        return unconfirmed == null || unconfirmed.isEmpty() ? List.of() : List.copyOf(unconfirmed);
-    }
-
-    private void clearUnconfirmed() {
-        if (unconfirmed != null) {
-            unconfirmed.clear();
-        }
+    /** The turn goes to the next waiter (ACQUIRING), or nobody has it (FREE; CLOSED when closing). */
+    private Waiter passTurn(Event event) {
+        Waiter next = Waiters.claimNext(waiting);
+        move(event, closing(state.phase) ? LineState.CLOSED : next != null ? LineState.ACQUIRING : LineState.FREE);
+        return next;
     }
 
     private static void start(Waiter next) {
@@ -409,6 +384,6 @@ public final class KeyLine {
 
     @Override
     public synchronized String toString() {
-        return "KeyLine['" + key + "' " + phase + ", " + queued() + " waiting]";
+        return "KeyLine['" + key + "' " + state + ", " + queued() + " waiting]";
     }
 }
