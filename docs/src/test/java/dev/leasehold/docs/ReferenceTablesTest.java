@@ -14,7 +14,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import com.jayway.jsonpath.JsonPath;
-import dev.leasehold.engine.key.KeyLine;
+import dev.leasehold.engine.key.Phase;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -58,7 +58,7 @@ class ReferenceTablesTest {
         String readmeDiagram = Guide.read(Fixture.repository(), "README.md").codeBlocks().stream()
             .filter(block -> "mermaid".equals(block.getInfo())).findFirst().orElseThrow().getLiteral();
         assertThat(readmeDiagram).as("the README's KeyLine diagram").isEqualTo(diagram);
-        assertThat(states).containsExactlyInAnyOrderElementsOf(Arrays.stream(KeyLine.Phase.values()).map(Enum::name).toList());
+        assertThat(states).containsExactlyInAnyOrderElementsOf(Arrays.stream(Phase.values()).map(Enum::name).toList());
     }
 
     /** leasehold.* of the configuration metadata the annotation processor wrote: name to default ("empty"). */
