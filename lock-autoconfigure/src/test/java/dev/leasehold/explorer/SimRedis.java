@@ -15,7 +15,8 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
 /**
  * The data of one simulated Redis and the exclusive-lock scripts' semantics on it, step for step as the
  * {@code .lua} files (acquire_exclusive, fence, release_exclusive, renew_exclusive(_many), reserve_fences,
- * withdraw, queue, is_locked): owner tokens in the lock's value ('token@last fencing token'), compare-then-act
+ * withdraw, queue, is_locked): owner tokens in the lock's value ('token@last fencing token', 'token#clock' for a quiet
+ * grant, whose release looks at neither the clock nor the queue), compare-then-act
  * release and renewal, the clock rule of fencing tokens with the counter key's retention (lease + 60 s after its
  * last write), reserved blocks for hand-offs, the fair queue with its grants ('queue-grant:member') and the
  * entries' expiry, leases as expiries on the virtual clock. Readers (READ mode) are not simulated.
@@ -129,10 +130,35 @@ final class SimRedis {
         if (value.length() == token.length()) {
             return 0L;
         }
-        if (value.charAt(token.length()) != '@') {
+        if (value.charAt(token.length()) != '@' && value.charAt(token.length()) != '#') {
             return null;
         }
         return Long.parseLong(value.substring(token.length() + 1));
+    }
+
+    /** A quiet grant's value ('token#clock'): its release needs neither the clock nor the queue. */
+    private static boolean quiet(String value, String token) {
+        return value.length() > token.length() && value.charAt(token.length()) == '#';
+    }
+
+    /** owner.lua's noisyValue: a quiet grant's value in the '@' form, or null. */
+    private static String noisyValue(String value) {
+        int at = value == null ? -1 : value.lastIndexOf('#');
+        return at < 0 || !value.substring(at + 1).matches("\\d+") ? null
+                : value.substring(0, at) + "@" + value.substring(at + 1);
+    }
+
+    // ---- ScriptedLockServer (the client's side): a grant reserves a block only on keys its server reserved
+    // tokens for before (hand-offs); otherwise only its own token, and it is quiet
+
+    private final java.util.Set<String> handOffKeys = new java.util.HashSet<>();
+
+    private static String instanceOf(String token) {
+        return token.substring(0, token.lastIndexOf(':'));
+    }
+
+    private int grantBlock(LockKeys keys, String token) {
+        return handOffKeys.contains(instanceOf(token) + " " + keys.lock()) ? tokenBlock : 1;
     }
 
     // ---- fence.lua (clock rule)
@@ -141,7 +167,7 @@ final class SimRedis {
         set(fenceKey, Long.toString(last), retainMs);
     }
 
-    private long[] grantFence(String fenceKey, long lease, long above, boolean counterAbsent) {
+    private long[] grantFence(String fenceKey, long lease, long above, boolean counterAbsent, int tokenBlock) {
         long now = micros();
         long fence = Math.max(now, above + 1);
         if (!counterAbsent) {
@@ -214,9 +240,10 @@ final class SimRedis {
     // ---- the scripts
 
     Grant acquire(LockKeys keys, String token, long lease, String waiterId, boolean joinQueue) {
+        int block = grantBlock(keys, token);
         boolean fastPath = get(keys.lock()) == null && !queueExists(keys.queue()) && get(keys.fence()) == null;
         if (fastPath) {
-            return grant(keys, token, lease, 0, true);
+            return grant(keys, token, lease, 0, true, block);
         }
         String member = waiterId + "|W";
         long nowMicros = micros();
@@ -226,10 +253,15 @@ final class SimRedis {
         if (holder != null) {
             if (holder.equals("queue-grant:" + member)) {
                 dequeue(keys.queue(), member);
-                return grant(keys, token, lease, 0, false);
+                return grant(keys, token, lease, 0, false, block);
             }
             long ttl = pttl(keys.lock());
-            return refuse(keys, member, joinQueue, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
+            Grant refused = refuse(keys, member, joinQueue, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
+            String noisy = joinQueue ? noisyValue(holder) : null;
+            if (noisy != null) {
+                strings.put(keys.lock(), new Value(noisy, strings.get(keys.lock()).expiresAtMicros));
+            }
+            return refused;
         }
         String head = head(keys.queue());
         if (head != null && !head.equals(member)) {
@@ -237,12 +269,13 @@ final class SimRedis {
             return refuse(keys, member, joinQueue, headExpiry - nowMs, nowMicros);
         }
         dequeue(keys.queue(), member);
-        return grant(keys, token, lease, 0, false);
+        return grant(keys, token, lease, 0, false, block);
     }
 
-    private Grant grant(LockKeys keys, String token, long lease, long above, boolean counterAbsent) {
-        long[] granted = grantFence(keys.fence(), lease, above, counterAbsent);
-        set(keys.lock(), token + "@" + granted[1], lease);
+    private Grant grant(LockKeys keys, String token, long lease, long above, boolean counterAbsent, int block) {
+        long[] granted = grantFence(keys.fence(), lease, above, counterAbsent, block);
+        boolean quiet = counterAbsent && block == 1;
+        set(keys.lock(), token + (quiet ? "#" : "@") + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         return Grant.granted(granted[0], granted[1]);
     }
@@ -260,7 +293,8 @@ final class SimRedis {
         if (last == null) {
             return null;
         }
-        long[] granted = grantFence(keys.fence(), lease, last, false);
+        handOffKeys.add(instanceOf(token) + " " + keys.lock());
+        long[] granted = grantFence(keys.fence(), lease, last, false, tokenBlock);
         set(keys.lock(), token + "@" + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         boolean othersQueued = false;
@@ -280,12 +314,18 @@ final class SimRedis {
     }
 
     boolean release(LockKeys keys, String token, long keepMs) {
-        Long last = ownersLastFence(get(keys.lock()), token);
+        String value = get(keys.lock());
+        Long last = ownersLastFence(value, token);
         if (last == null) {
             return false;
         }
+        boolean quiet = quiet(value, token);
+        if (quiet && keepMs == 0) {
+            strings.remove(keys.lock());
+            return true;
+        }
         long nowMicros = micros();
-        if (last > 0 && last >= nowMicros) {
+        if (last > 0 && last >= nowMicros && !quiet) {
             String counter = get(keys.fence());
             counterWrite(keys.fence(), Math.max(last, counter == null ? 0 : Long.parseLong(counter)), keepMs + 60000);
         }
@@ -294,7 +334,7 @@ final class SimRedis {
             return true;
         }
         strings.remove(keys.lock());
-        if (!queueExists(keys.queue())) {
+        if (quiet || !queueExists(keys.queue())) {
             return true;
         }
         wakeQueueHead(keys, nowMicros / 1000);
