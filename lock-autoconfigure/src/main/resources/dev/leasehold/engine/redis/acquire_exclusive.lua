@@ -17,7 +17,8 @@ if ARGV[5] == 'clock' and ARGV[8] == '1' and ARGV[2] ~= '1'
         and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[4]) == 0 then
     local time = redis.call('TIME')
     local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-    redis.call('SET', KEYS[1], ARGV[1] .. '#' .. string.format('%.0f', now), 'PX', ARGV[2])
+    -- '%d', not lockValue's '%.0f': the same digits for a clock in µs (below 2^53), a fraction of the cost
+    redis.call('SET', KEYS[1], ARGV[1] .. '#' .. string.format('%d', now), 'PX', ARGV[2])
     return {1, now, now}
 end
 

@@ -12,9 +12,8 @@
 -- the channel: waiters elsewhere then wake at their re-check), 0 when the token no longer owned the lock.
 local value = redis.call('GET', KEYS[1])
 -- a quiet grant's release with no hold left, before a function is defined (see acquire_exclusive.lua)
-local tokenLength = #ARGV[1]
-if value and ARGV[4] == '0' and ARGV[5] == 'queued' and string.byte(value, tokenLength + 1) == 35
-        and string.sub(value, 1, tokenLength) == ARGV[1] then
+if value and ARGV[4] == '0' and ARGV[5] == 'queued' and string.byte(value, #ARGV[1] + 1) == 35
+        and string.find(value, ARGV[1], 1, true) == 1 then
     redis.call('DEL', KEYS[1])
     return 1
 end
