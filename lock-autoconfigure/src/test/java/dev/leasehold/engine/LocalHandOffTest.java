@@ -164,16 +164,8 @@ class LocalHandOffTest extends EveryServerEngineTest {
         // a short lease, so the watchdog looks every 800 ms; long enough that a slow start (a cold JVM) still leaves
         // the lease more than the Redis timeout (500 ms) at the release, which a hand-off needs
         DefaultLockEngine engine = fixture.engine(EngineFixture.fastSettings().withLeaseTime(Duration.ofMillis(2400)));
-        ExecutorService pool = Executors.newSingleThreadExecutor();
-        // a key handed off before: its grants reserve tokens for the next hand-offs, so this one needs no Redis
-        // (the first grant of a key reserves only its own token, and its first hand-off asks Redis, which would
-        // find the loss before the hand-off)
-        LockHandle earlier = engine.lock("lost", Duration.ZERO);
-        Future<LockHandle> handedOn = pool.submit(() -> engine.lock("lost", Duration.ofSeconds(10)));
-        Await.until(Duration.ofSeconds(5), "a thread waits at the gate", () -> engine.locallyQueuedCount() == 1);
-        earlier.close();
-        handedOn.get(5, TimeUnit.SECONDS).close();
         LockHandle first = engine.lock("lost", Duration.ZERO);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
         Future<LockHandle> next = pool.submit(() -> engine.lock("lost", Duration.ofSeconds(10)));
         Await.until(Duration.ofSeconds(5), "the next thread waits at the gate", () -> engine.locallyQueuedCount() == 1);
         redis.server().command("DEL", LockKeys.of("lock:", "lost").lock()); // the lease is gone in Redis

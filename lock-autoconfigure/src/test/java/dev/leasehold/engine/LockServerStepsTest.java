@@ -84,9 +84,6 @@ class LockServerStepsTest {
             LockKeys keys = LockKeys.of("lock:", "wide-block-" + leaseMillis);
             LockServer wide = ((dev.leasehold.engine.redis.ScriptedLockServer) fixture.server("lock:"))
                 .fairQueue(new FairQueue(Duration.ofSeconds(3), Duration.ofSeconds(3), Duration.ofSeconds(1), block));
-            // grants reserve a block on keys the server reserved tokens for before (hand-offs): a reservation,
-            // refused here (nobody holds the key), makes this one such a key
-            assertThat(await(wide.reserveFences(keys, "a-holder-before", leaseMillis))).isNull();
             Grant grant = await(wide.acquire(keys, LockMode.EXCLUSIVE, "wide", leaseMillis, 0, "wide"));
             assertThat(grant.granted()).isTrue();
             assertThat(grant.reservedThrough()).isEqualTo(grant.fencingToken() + block - 1);
@@ -108,7 +105,7 @@ class LockServerStepsTest {
         // a grant with the default block leaves no counter key behind: nothing to pile up per key
         LockKeys plain = LockKeys.of("lock:", "plain-block");
         assertThat(await(server.acquire(plain, LockMode.EXCLUSIVE, "plain", 30_000, 0, "plain")).granted()).isTrue();
-        // (quiet: its only token is the clock, and nobody queued, owner.lua)
+        // (quiet: nobody queued, owner.lua)
         assertThat(redis.command("GET", plain.lock())).startsWith("plain#");
         assertThat(await(server.release(plain, LockMode.EXCLUSIVE, "plain"))).isTrue();
         assertThat(redis.command("EXISTS", plain.lock(), plain.fence())).isEqualTo("0");

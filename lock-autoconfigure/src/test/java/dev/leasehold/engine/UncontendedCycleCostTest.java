@@ -21,8 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class UncontendedCycleCostTest extends RealRedisEngineTest {
 
-    /** EVALSHA + EXISTS + TIME + SET to acquire, EVALSHA + GET + DEL to release. */
-    static final double MAX_COMMANDS_PER_CYCLE = 7.0;
+    /** EVALSHA + EXISTS + TIME + SET to acquire, EVALSHA + GET + TIME + DEL to release (9 before quiet grants). */
+    static final double MAX_COMMANDS_PER_CYCLE = 8.0;
 
     // set from outside to count a server's instructions by difference (docs/benchmarks.md)
     private static final int WARM_UP_CYCLES = Integer.getInteger("cycle-cost.warm-up", 2_000);
@@ -30,7 +30,7 @@ class UncontendedCycleCostTest extends RealRedisEngineTest {
     private static final int CYCLES = Integer.getInteger("cycle-cost.cycles", 2_000);
 
     @Test
-    void anUncontendedCycleRunsAtMostSevenRedisCommandsAndTwoScripts() {
+    void anUncontendedCycleRunsAtMostEightRedisCommandsAndTwoScripts() {
         // a generous Redis timeout: the server may run under a profiler (callgrind), 50 times slower
         DefaultLockEngine engine = fixture.engine(new LockEngineSettings("lock:", Duration.ofSeconds(30),
                 Duration.ofSeconds(10), Duration.ofSeconds(2)));

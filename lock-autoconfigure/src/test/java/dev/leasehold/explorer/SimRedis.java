@@ -15,8 +15,8 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
 /**
  * The data of one simulated Redis and the exclusive-lock scripts' semantics on it, step for step as the
  * {@code .lua} files (acquire_exclusive, fence, release_exclusive, renew_exclusive(_many), reserve_fences,
- * withdraw, queue, is_locked): owner tokens in the lock's value ('token@last fencing token', 'token#clock' for a quiet
- * grant, whose release looks at neither the clock nor the queue), compare-then-act
+ * withdraw, queue, is_locked): owner tokens in the lock's value ('token@last fencing token', 'token#last' for a quiet
+ * grant: nobody queued, so its release does not look at the queue), compare-then-act
  * release and renewal, the clock rule of fencing tokens with the counter key's retention (lease + 60 s after its
  * last write), reserved blocks for hand-offs, the fair queue with its grants ('queue-grant:member') and the
  * entries' expiry, leases as expiries on the virtual clock. Readers (READ mode) are not simulated.
@@ -136,7 +136,7 @@ final class SimRedis {
         return Long.parseLong(value.substring(token.length() + 1));
     }
 
-    /** A quiet grant's value ('token#clock'): its release needs neither the clock nor the queue. */
+    /** A quiet grant's value ('token#last'): nobody queued, so its release need not look at the queue. */
     private static boolean quiet(String value, String token) {
         return value.length() > token.length() && value.charAt(token.length()) == '#';
     }
@@ -148,26 +148,13 @@ final class SimRedis {
                 : value.substring(0, at) + "@" + value.substring(at + 1);
     }
 
-    // ---- ScriptedLockServer (the client's side): a grant reserves a block only on keys its server reserved
-    // tokens for before (hand-offs); otherwise only its own token, and it is quiet
-
-    private final java.util.Set<String> handOffKeys = new java.util.HashSet<>();
-
-    private static String instanceOf(String token) {
-        return token.substring(0, token.lastIndexOf(':'));
-    }
-
-    private int grantBlock(LockKeys keys, String token) {
-        return handOffKeys.contains(instanceOf(token) + " " + keys.lock()) ? tokenBlock : 1;
-    }
-
     // ---- fence.lua (clock rule)
 
     private void counterWrite(String fenceKey, long last, long retainMs) {
         set(fenceKey, Long.toString(last), retainMs);
     }
 
-    private long[] grantFence(String fenceKey, long lease, long above, boolean counterAbsent, int tokenBlock) {
+    private long[] grantFence(String fenceKey, long lease, long above, boolean counterAbsent) {
         long now = micros();
         long fence = Math.max(now, above + 1);
         if (!counterAbsent) {
@@ -240,10 +227,9 @@ final class SimRedis {
     // ---- the scripts
 
     Grant acquire(LockKeys keys, String token, long lease, String waiterId, boolean joinQueue) {
-        int block = grantBlock(keys, token);
         boolean fastPath = get(keys.lock()) == null && !queueExists(keys.queue()) && get(keys.fence()) == null;
         if (fastPath) {
-            return grant(keys, token, lease, 0, true, block);
+            return grant(keys, token, lease, 0, true);
         }
         String member = waiterId + "|W";
         long nowMicros = micros();
@@ -253,7 +239,7 @@ final class SimRedis {
         if (holder != null) {
             if (holder.equals("queue-grant:" + member)) {
                 dequeue(keys.queue(), member);
-                return grant(keys, token, lease, 0, false, block);
+                return grant(keys, token, lease, 0, false);
             }
             long ttl = pttl(keys.lock());
             Grant refused = refuse(keys, member, joinQueue, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
@@ -269,12 +255,12 @@ final class SimRedis {
             return refuse(keys, member, joinQueue, headExpiry - nowMs, nowMicros);
         }
         dequeue(keys.queue(), member);
-        return grant(keys, token, lease, 0, false, block);
+        return grant(keys, token, lease, 0, false);
     }
 
-    private Grant grant(LockKeys keys, String token, long lease, long above, boolean counterAbsent, int block) {
-        long[] granted = grantFence(keys.fence(), lease, above, counterAbsent, block);
-        boolean quiet = counterAbsent && block == 1;
+    private Grant grant(LockKeys keys, String token, long lease, long above, boolean counterAbsent) {
+        long[] granted = grantFence(keys.fence(), lease, above, counterAbsent);
+        boolean quiet = counterAbsent;
         set(keys.lock(), token + (quiet ? "#" : "@") + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         return Grant.granted(granted[0], granted[1]);
@@ -293,8 +279,7 @@ final class SimRedis {
         if (last == null) {
             return null;
         }
-        handOffKeys.add(instanceOf(token) + " " + keys.lock());
-        long[] granted = grantFence(keys.fence(), lease, last, false, tokenBlock);
+        long[] granted = grantFence(keys.fence(), lease, last, false);
         set(keys.lock(), token + "@" + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         boolean othersQueued = false;
@@ -320,12 +305,8 @@ final class SimRedis {
             return false;
         }
         boolean quiet = quiet(value, token);
-        if (quiet && keepMs == 0) {
-            strings.remove(keys.lock());
-            return true;
-        }
         long nowMicros = micros();
-        if (last > 0 && last >= nowMicros && !quiet) {
+        if (last > 0 && last >= nowMicros) {
             String counter = get(keys.fence());
             counterWrite(keys.fence(), Math.max(last, counter == null ? 0 : Long.parseLong(counter)), keepMs + 60000);
         }

@@ -3,9 +3,7 @@ package dev.leasehold.engine.redis;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntUnaryOperator;
 
@@ -58,17 +56,6 @@ public abstract class ScriptedLockServer implements LockServer {
 
     /** The fair queue's timing and the token block size ({@code leasehold.fair-queue.*}, {@code leasehold.hand-off.token-block}). */
     private volatile FairQueue queue = FairQueue.DEFAULTS;
-
-    /**
-     * Keys (lock keys) this server reserved fencing tokens for, i.e. whose holders handed the lock on inside the JVM:
-     * their grants reserve a block of tokens for the next hand-offs. Any other grant reserves only its own token,
-     * and is quiet (see {@code owner.lua}): its release needs neither the clock nor the queue, two commands fewer
-     * per uncontended cycle. The first hand-off of such a grant reserves its block in the round trip that renews
-     * the lease. Forgotten wholesale past {@link #HAND_OFF_KEYS} keys (they are then relearnt at a hand-off).
-     */
-    private final Set<String> handOffKeys = ConcurrentHashMap.newKeySet();
-
-    static final int HAND_OFF_KEYS = 4096;
 
     /** The queue's figures as the scripts take them, made once per setting rather than once per call. */
     private volatile QueueText queueText = new QueueText(FairQueue.DEFAULTS);
@@ -148,7 +135,7 @@ public abstract class ScriptedLockServer implements LockServer {
         QueueText text = queueText;
         List<String> args = List.of(token, leaseText(leaseMillis), writerWaitingMillis == 0 ? "0"
                 : Long.toString(writerWaitingMillis), waiterId, fenceMode(), joinQueue && queuesWaiters() ? "1" : "",
-                text.entryMillis(), reservesFences() && handOffKeys.contains(keys.lock()) ? text.tokenBlock() : "1");
+                text.entryMillis(), reservesFences() ? text.tokenBlock() : "1");
         if (!acknowledged()) {
             return this.<List<?>>eval(script, Reply.LIST, scriptKeys, args).thenApply(ScriptReplies::toGrant);
         }
@@ -179,10 +166,6 @@ public abstract class ScriptedLockServer implements LockServer {
     @Override
     public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
         // a quorum node (counting fence) reserves too: QuorumLockServer takes the block from a majority
-        if (handOffKeys.size() >= HAND_OFF_KEYS) {
-            handOffKeys.clear();
-        }
-        handOffKeys.add(keys.lock());
         List<String> scriptKeys = List.of(keys.lock(), keys.fence(), keys.queue(), keys.queueExpiry());
         List<String> args = List.of(token, Long.toString(leaseMillis), Integer.toString(queue.tokenBlock()), fenceMode());
         if (!acknowledged()) {

@@ -5,10 +5,9 @@
 -- an earlier version) is still owned by that token. A lock released while its holdAtLeast still runs keeps the
 -- key as 'released:' followed by its value (releasedValue): taken, with its last token, but owned by no token,
 -- so no renewal, however late, extends it.
--- A quiet grant is written '<owner token>#<last fencing token>' instead: its only token is the server clock of
--- the grant (no block, no counter above the clock) and nobody queued for the key then. Its release needs neither
--- the clock (the clock has passed a token of an earlier script) nor the queue; a try that joins the queue while
--- the key is held that way turns the value into the '@' form first (noisyValue), so its release wakes the queue.
+-- A quiet grant is written '<owner token>#<last fencing token>' instead: nobody queued for the key when it was
+-- granted, nor since, so its release need not look at the queue. A try that joins the queue while the key is
+-- held that way turns the value into the '@' form first (noisyValue), so its release wakes the queue.
 
 -- the last fencing token recorded for token in the lock's value (0: none recorded), or nil when token does
 -- not own the lock; and true when the value is a quiet grant's
@@ -43,8 +42,8 @@ local function lastFenceOf(value)
     return tonumber(value and string.match(value, '[@#](%d+)$') or '0')
 end
 
--- a quiet grant's value in the '@' form (whose release looks at the clock and the queue), or nil when the value
--- is not a quiet grant's
+-- a quiet grant's value in the '@' form (whose release looks at the queue), or nil when the value is not a quiet
+-- grant's
 local function noisyValue(value)
     local at = value and string.find(value, '#%d+$')
     return at and (string.sub(value, 1, at - 1) .. '@' .. string.sub(value, at + 1)) or nil

@@ -1,5 +1,5 @@
 -- Deletes the lock only if the token still owns it, and wakes whoever waits. (owner.lua and fence.lua are put
--- where the script says so, after the release of a quiet grant.)
+-- where the script says so, after the usual release of a quiet grant.)
 -- KEYS[1] lock   KEYS[2] queue of waiting instances   KEYS[3] their expiries   KEYS[4] fencing counter
 -- ARGV[1] token   ARGV[2] wake-up channel (queued waiters: '<channel>:<waiter id>')
 -- ARGV[3] 'sharded' on a Redis 7+ Cluster: wake waiters with SPUBLISH (stays on the slot's node, no
@@ -11,11 +11,15 @@
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (an ACL user without rights on
 -- the channel: waiters elsewhere then wake at their re-check), 0 when the token no longer owned the lock.
 local value = redis.call('GET', KEYS[1])
--- a quiet grant's release with no hold left, before a function is defined (see acquire_exclusive.lua)
+-- a quiet grant's release (nobody queued, owner.lua) with no hold left and its tokens behind the clock, before a
+-- function is defined (see acquire_exclusive.lua)
 if value and ARGV[4] == '0' and ARGV[5] == 'queued' and string.byte(value, #ARGV[1] + 1) == 35
         and string.find(value, ARGV[1], 1, true) == 1 then
-    redis.call('DEL', KEYS[1])
-    return 1
+    local time = redis.call('TIME')
+    if tonumber(string.sub(value, #ARGV[1] + 2)) < tonumber(time[1]) * 1000000 + tonumber(time[2]) then
+        redis.call('DEL', KEYS[1])
+        return 1
+    end
 end
 
 -- @owner.lua and fence.lua
@@ -25,11 +29,10 @@ if not last then
     return 0
 end
 local keepMs = tonumber(ARGV[4] or '0')
--- a quiet grant (owner.lua): its token is the clock of an earlier script, which the clock has passed, and
--- nobody queued since (a try that queues makes the value noisy)
+-- a quiet grant (owner.lua): nobody queued since it was granted (a try that queues makes the value noisy)
 quiet = quiet and ARGV[5] == 'queued'
 local nowMicros
-if ARGV[5] == 'queued' and last > 0 and not quiet then
+if ARGV[5] == 'queued' and last > 0 then
     -- one server (clock rule); a quorum node's counter key already holds every token it handed out, so it
     -- needs no clock here
     nowMicros = serverMicros()
