@@ -15,8 +15,12 @@ local value = redis.call('GET', KEYS[1])
 -- function is defined (see acquire_exclusive.lua)
 if value and ARGV[4] == '0' and ARGV[5] == 'queued' and string.byte(value, #ARGV[1] + 1) == 35
         and string.find(value, ARGV[1], 1, true) == 1 then
+    -- the clock has passed the last token: compared as text (digit strings of one length compare as their
+    -- numbers; tonumber on 16 digits is most of this path's cost)
+    local last = string.sub(value, #ARGV[1] + 2)
     local time = redis.call('TIME')
-    if tonumber(string.sub(value, #ARGV[1] + 2)) < tonumber(time[1]) * 1000000 + tonumber(time[2]) then
+    local now = time[1] .. string.rep('0', 6 - #time[2]) .. time[2]
+    if #last == #now and last < now then
         redis.call('DEL', KEYS[1])
         return 1
     end
