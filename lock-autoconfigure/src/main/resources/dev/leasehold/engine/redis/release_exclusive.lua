@@ -15,12 +15,18 @@ local value = redis.call('GET', KEYS[1])
 -- function is defined (see acquire_exclusive.lua)
 if value and ARGV[4] == '0' and ARGV[5] == 'queued' and string.byte(value, #ARGV[1] + 1) == 35
         and string.find(value, ARGV[1], 1, true) == 1 then
-    -- the clock has passed the last token: compared as text (digit strings of one length compare as their
-    -- numbers; tonumber on 16 digits is most of this path's cost)
+    -- the clock has passed the last token: seconds, then µs (tonumber of all 16 digits at once, through libc's
+    -- multi-precision strtod, was most of this path's cost)
     local last = string.sub(value, #ARGV[1] + 2)
     local time = redis.call('TIME')
-    local now = time[1] .. string.rep('0', 6 - #time[2]) .. time[2]
-    if #last == #now and last < now then
+    local lastSeconds = string.sub(last, 1, -7)
+    local passed
+    if lastSeconds == time[1] then
+        passed = tonumber(string.sub(last, -6)) < tonumber(time[2])
+    else
+        passed = #last > 6 and tonumber(lastSeconds) < tonumber(time[1])
+    end
+    if passed then
         redis.call('DEL', KEYS[1])
         return 1
     end
