@@ -1,3 +1,4 @@
+# Part of benchmarks/redis-instructions (cycle.sh args): EVALSHA of return 1 with N keys and M arguments.
 # Redis instructions of EVALSHA 'return 1' by number of keys/args (callgrind difference method, see args-cost.sh)
 import socket, sys
 port, n, nkeys, nargs = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
