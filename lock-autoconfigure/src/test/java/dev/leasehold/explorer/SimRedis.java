@@ -15,7 +15,8 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
 /**
  * The data of one simulated Redis and the exclusive-lock scripts' semantics on it, step for step as the
  * {@code .lua} files (acquire_exclusive, fence, release_exclusive, renew_exclusive(_many), reserve_fences,
- * withdraw, queue, is_locked): owner tokens in the lock's value ('token@last fencing token'), compare-then-act
+ * withdraw, queue, is_locked): owner tokens in the lock's value ('token@last fencing token', 'token#last' for a quiet
+ * grant: nobody queued, so its release does not look at the queue), compare-then-act
  * release and renewal, the clock rule of fencing tokens with the counter key's retention (lease + 60 s after its
  * last write), reserved blocks for hand-offs, the fair queue with its grants ('queue-grant:member') and the
  * entries' expiry, leases as expiries on the virtual clock. Readers (READ mode) are not simulated.
@@ -129,10 +130,22 @@ final class SimRedis {
         if (value.length() == token.length()) {
             return 0L;
         }
-        if (value.charAt(token.length()) != '@') {
+        if (value.charAt(token.length()) != '@' && value.charAt(token.length()) != '#') {
             return null;
         }
         return Long.parseLong(value.substring(token.length() + 1));
+    }
+
+    /** A quiet grant's value ('token#last'): nobody queued, so its release need not look at the queue. */
+    private static boolean quiet(String value, String token) {
+        return value.length() > token.length() && value.charAt(token.length()) == '#';
+    }
+
+    /** owner.lua's noisyValue: a quiet grant's value in the '@' form, or null. */
+    private static String noisyValue(String value) {
+        int at = value == null ? -1 : value.lastIndexOf('#');
+        return at < 0 || !value.substring(at + 1).matches("\\d+") ? null
+                : value.substring(0, at) + "@" + value.substring(at + 1);
     }
 
     // ---- fence.lua (clock rule)
@@ -229,7 +242,12 @@ final class SimRedis {
                 return grant(keys, token, lease, 0, false);
             }
             long ttl = pttl(keys.lock());
-            return refuse(keys, member, joinQueue, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
+            Grant refused = refuse(keys, member, joinQueue, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
+            String noisy = joinQueue ? noisyValue(holder) : null;
+            if (noisy != null) {
+                strings.put(keys.lock(), new Value(noisy, strings.get(keys.lock()).expiresAtMicros));
+            }
+            return refused;
         }
         String head = head(keys.queue());
         if (head != null && !head.equals(member)) {
@@ -242,7 +260,8 @@ final class SimRedis {
 
     private Grant grant(LockKeys keys, String token, long lease, long above, boolean counterAbsent) {
         long[] granted = grantFence(keys.fence(), lease, above, counterAbsent);
-        set(keys.lock(), token + "@" + granted[1], lease);
+        boolean quiet = counterAbsent;
+        set(keys.lock(), token + (quiet ? "#" : "@") + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         return Grant.granted(granted[0], granted[1]);
     }
@@ -280,10 +299,12 @@ final class SimRedis {
     }
 
     boolean release(LockKeys keys, String token, long keepMs) {
-        Long last = ownersLastFence(get(keys.lock()), token);
+        String value = get(keys.lock());
+        Long last = ownersLastFence(value, token);
         if (last == null) {
             return false;
         }
+        boolean quiet = quiet(value, token);
         long nowMicros = micros();
         if (last > 0 && last >= nowMicros) {
             String counter = get(keys.fence());
@@ -294,7 +315,7 @@ final class SimRedis {
             return true;
         }
         strings.remove(keys.lock());
-        if (!queueExists(keys.queue())) {
+        if (quiet || !queueExists(keys.queue())) {
             return true;
         }
         wakeQueueHead(keys, nowMicros / 1000);

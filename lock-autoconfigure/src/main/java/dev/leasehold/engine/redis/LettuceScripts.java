@@ -2,7 +2,9 @@ package dev.leasehold.engine.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 import dev.leasehold.engine.redis.ScriptedLockServer.Reply;
 import dev.leasehold.engine.server.LockServerException;
@@ -32,8 +34,8 @@ final class LettuceScripts {
     static <T> CompletableFuture<T> eval(RedisClusterAsyncCommands<byte[], byte[]> commands, LockScript script,
             Reply reply, List<String> keys, List<String> args, CompletableFuture<Boolean> cached) {
         ScriptOutputType type = reply == Reply.LIST ? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
-        byte[][] keyBytes = bytes(keys);
-        byte[][] argBytes = bytes(args);
+        byte[][] keyBytes = recurringBytes(keys, Integer.MAX_VALUE);
+        byte[][] argBytes = recurringBytes(args, RECURRING_ARGUMENT_LENGTH);
         CompletableFuture<T> sent;
         try {
             // dispatching may throw too (a connection whose client resources were shut down under it)
@@ -88,10 +90,36 @@ final class LettuceScripts {
         return value.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static byte[][] bytes(List<String> values) {
+    /**
+     * The encoded form of texts that come back call after call (key names, and short arguments: leases, flags,
+     * the queue's figures), made once: they were a byte array per key and argument of every script call, a tenth of
+     * the bytes an uncontended cycle allocates. Owner tokens and waiter ids, new every time, are longer than
+     * {@link #RECURRING_ARGUMENT_LENGTH} and never kept. Forgotten wholesale past {@link #RECURRING_TEXTS}.
+     */
+    private static final Map<String, byte[]> RECURRING = new ConcurrentHashMap<>();
+
+    static final int RECURRING_TEXTS = 4096;
+
+    static final int RECURRING_ARGUMENT_LENGTH = 16;
+
+    /** Lettuce only reads the arrays it is given (encoding them into its buffer), so one can serve every call. */
+    private static byte[][] recurringBytes(List<String> values, int maxLength) {
         byte[][] result = new byte[values.size()][];
         for (int i = 0; i < result.length; i++) {
-            result[i] = bytes(values.get(i));
+            String value = values.get(i);
+            if (value.length() > maxLength) {
+                result[i] = bytes(value);
+                continue;
+            }
+            byte[] known = RECURRING.get(value);
+            if (known == null) {
+                if (RECURRING.size() >= RECURRING_TEXTS) {
+                    RECURRING.clear();
+                }
+                known = bytes(value);
+                RECURRING.put(value, known);
+            }
+            result[i] = known;
         }
         return result;
     }

@@ -8,6 +8,8 @@ public final class ScriptSource {
 
     private static final String QUEUE_MARKER = "-- @queue.lua\n";
 
+    private static final String DEFINITIONS_MARKER = "-- @owner.lua and fence.lua\n";
+
     private ScriptSource() {
     }
 
@@ -22,7 +24,8 @@ public final class ScriptSource {
     }
 
     /**
-     * A script of the fair queue: {@code owner.lua} and {@code fence.lua} in front of its body, and {@code queue.lua} where the body
+     * A script of the fair queue: {@code owner.lua} and {@code fence.lua} in front of its body (or where it says
+     * {@code -- @owner.lua and fence.lua}, after a quiet path that defines nothing), and {@code queue.lua} where the body
      * says {@code -- @queue.lua} (after its uncontended path, which so does not pay for defining the queue's
      * functions). Public for tests that seed Redis's script cache.
      */
@@ -31,6 +34,9 @@ public final class ScriptSource {
         if (!body.contains(QUEUE_MARKER)) {
             throw new IllegalStateException(name + ".lua has no '" + QUEUE_MARKER.strip() + "' line");
         }
-        return text("owner") + "\n" + text("fence") + "\n" + body.replace(QUEUE_MARKER, text("queue"));
+        String definitions = text("owner") + "\n" + text("fence") + "\n";
+        body = body.replace(QUEUE_MARKER, text("queue"));
+        // a script whose quiet path comes first says where the definitions go (none is made on that path)
+        return body.contains(DEFINITIONS_MARKER) ? body.replace(DEFINITIONS_MARKER, definitions) : definitions + body;
     }
 }

@@ -14,10 +14,15 @@ local entryMs = tonumber(ARGV[7] or '3000')
 local nowMicros = serverMicros()
 local nowMs = math.floor(nowMicros / 1000)
 
-local function refuse(waitMs)
+local function refuse(waitMs, held)
     if queued then
         enqueue(KEYS[5], KEYS[6], member, nowMicros, entryMs)
         waitMs = math.min(waitMs, entryMs)
+        -- a quiet holder's release would not look at the queue (owner.lua): tell it that someone waits
+        local noisy = held and noisyValue(redis.call('GET', KEYS[1]))
+        if noisy then
+            redis.call('SET', KEYS[1], noisy, 'KEEPTTL')
+        end
     end
     return {0, math.max(1, waitMs)}
 end
@@ -28,7 +33,7 @@ if holderTtl ~= -2 then
     if holderTtl < 0 then
         holderTtl = lease
     end
-    return refuse(holderTtl)
+    return refuse(holderTtl, true)
 end
 local writerWaiting = redis.call('PTTL', KEYS[3])
 if writerWaiting ~= -2 then

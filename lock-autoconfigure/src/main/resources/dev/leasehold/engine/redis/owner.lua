@@ -5,9 +5,12 @@
 -- an earlier version) is still owned by that token. A lock released while its holdAtLeast still runs keeps the
 -- key as 'released:' followed by its value (releasedValue): taken, with its last token, but owned by no token,
 -- so no renewal, however late, extends it.
+-- A quiet grant is written '<owner token>#<last fencing token>' instead: nobody queued for the key when it was
+-- granted, nor since, so its release need not look at the queue. A try that joins the queue while the key is
+-- held that way turns the value into the '@' form first (noisyValue), so its release wakes the queue.
 
 -- the last fencing token recorded for token in the lock's value (0: none recorded), or nil when token does
--- not own the lock
+-- not own the lock; and true when the value is a quiet grant's
 local function ownersLastFence(value, token)
     if not value then
         return nil
@@ -19,23 +22,31 @@ local function ownersLastFence(value, token)
     if #value == length then
         return 0
     end
-    if string.byte(value, length + 1) ~= 64 then
+    local separator = string.byte(value, length + 1)
+    if separator ~= 64 and separator ~= 35 then
         return nil
     end
-    return tonumber(string.sub(value, length + 2))
+    return tonumber(string.sub(value, length + 2)), separator == 35
 end
 
 local function ownedBy(value, token)
     return ownersLastFence(value, token) ~= nil
 end
 
-local function lockValue(token, last)
-    return token .. '@' .. string.format('%.0f', last)
+local function lockValue(token, last, quiet)
+    return token .. (quiet and '#' or '@') .. string.format('%.0f', last)
 end
 
 -- the last fencing token recorded in a lock's value (0 when there is none)
 local function lastFenceOf(value)
-    return tonumber(value and string.match(value, '@(%d+)$') or '0')
+    return tonumber(value and string.match(value, '[@#](%d+)$') or '0')
+end
+
+-- a quiet grant's value in the '@' form (whose release looks at the queue), or nil when the value is not a quiet
+-- grant's
+local function noisyValue(value)
+    local at = value and string.find(value, '#%d+$')
+    return at and (string.sub(value, 1, at - 1) .. '@' .. string.sub(value, at + 1)) or nil
 end
 
 -- the value of a lock released while its holdAtLeast runs: still taken, owned by no token

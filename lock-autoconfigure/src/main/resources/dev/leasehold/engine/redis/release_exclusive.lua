@@ -1,4 +1,5 @@
--- Deletes the lock only if the token still owns it, and wakes whoever waits. (owner.lua and fence.lua are put in front.)
+-- Deletes the lock only if the token still owns it, and wakes whoever waits. (owner.lua and fence.lua are put
+-- where the script says so, after the usual release of a quiet grant.)
 -- KEYS[1] lock   KEYS[2] queue of waiting instances   KEYS[3] their expiries   KEYS[4] fencing counter
 -- ARGV[1] token   ARGV[2] wake-up channel (queued waiters: '<channel>:<waiter id>')
 -- ARGV[3] 'sharded' on a Redis 7+ Cluster: wake waiters with SPUBLISH (stays on the slot's node, no
@@ -10,11 +11,36 @@
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (an ACL user without rights on
 -- the channel: waiters elsewhere then wake at their re-check), 0 when the token no longer owned the lock.
 local value = redis.call('GET', KEYS[1])
-local last = ownersLastFence(value, ARGV[1])
+-- a quiet grant's release (nobody queued, owner.lua) with no hold left and its tokens behind the clock, before a
+-- function is defined (see acquire_exclusive.lua)
+if value and ARGV[4] == '0' and ARGV[5] == 'queued' and string.byte(value, #ARGV[1] + 1) == 35
+        and string.find(value, ARGV[1], 1, true) == 1 then
+    -- the clock has passed the last token: seconds, then µs (tonumber of all 16 digits at once, through libc's
+    -- multi-precision strtod, was most of this path's cost)
+    local last = string.sub(value, #ARGV[1] + 2)
+    local time = redis.call('TIME')
+    local lastSeconds = string.sub(last, 1, -7)
+    local passed
+    if lastSeconds == time[1] then
+        passed = tonumber(string.sub(last, -6)) < tonumber(time[2])
+    else
+        passed = #last > 6 and tonumber(lastSeconds) < tonumber(time[1])
+    end
+    if passed then
+        redis.call('DEL', KEYS[1])
+        return 1
+    end
+end
+
+-- @owner.lua and fence.lua
+
+local last, quiet = ownersLastFence(value, ARGV[1])
 if not last then
     return 0
 end
 local keepMs = tonumber(ARGV[4] or '0')
+-- a quiet grant (owner.lua): nobody queued since it was granted (a try that queues makes the value noisy)
+quiet = quiet and ARGV[5] == 'queued'
 local nowMicros
 if ARGV[5] == 'queued' and last > 0 then
     -- one server (clock rule); a quorum node's counter key already holds every token it handed out, so it
@@ -29,7 +55,7 @@ if keepMs > 0 then
 else
     redis.call('DEL', KEYS[1])
 end
-if ARGV[5] == 'queued' and redis.call('EXISTS', KEYS[2]) == 0 then
+if ARGV[5] == 'queued' and (quiet or redis.call('EXISTS', KEYS[2]) == 0) then
     return 1 -- nobody waits: nothing to publish
 end
 
