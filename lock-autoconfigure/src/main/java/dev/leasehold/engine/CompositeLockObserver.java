@@ -7,6 +7,8 @@ import java.util.function.Consumer;
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
 
+import org.jspecify.annotations.Nullable;
+
 /** Tells several observers, in order. */
 public final class CompositeLockObserver implements LockObserver {
 
@@ -22,7 +24,7 @@ public final class CompositeLockObserver implements LockObserver {
     }
 
     @Override
-    public void notAcquired(String key, LockMode mode, long waitedNanos, Throwable error) {
+    public void notAcquired(String key, LockMode mode, long waitedNanos, @Nullable Throwable error) {
         observers.forEach(observer -> observer.notAcquired(key, mode, waitedNanos, error));
     }
 

@@ -8,6 +8,8 @@ import java.util.Optional;
 import dev.leasehold.LockHandle;
 import dev.leasehold.engine.holding.Holdings;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The locks that {@code @DistributedLock} holds for the calls running on this thread, one frame per call
  * (a multi-key call holds several); read through {@link dev.leasehold.LockContext}. Internal: only the
@@ -38,7 +40,7 @@ public final class CurrentLocks {
      * innermost or an outer one), or a lock it took itself (bound to it: not taken asynchronously, not
      * detached) and has not closed or lost. Null asks for any key.
      */
-    public static boolean holds(String key) {
+    public static boolean holds(@Nullable String key) {
         for (List<LockHandle> frame : FRAMES.get()) {
             for (LockHandle handle : frame) {
                 if ((key == null || key.equals(handle.key())) && handle.isHeld()) {

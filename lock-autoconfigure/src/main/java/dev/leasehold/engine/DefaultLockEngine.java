@@ -29,6 +29,8 @@ import dev.leasehold.engine.support.LockTokens;
 import dev.leasehold.engine.support.StarterThreads;
 import dev.leasehold.engine.waiting.Acquisitions;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The lock engine's facade: argument checks and the rules every call keeps, over its rooms, each in a package of
  * its own, imports running one way (down this list):
@@ -94,7 +96,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     }
 
     @Override
-    public Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime) {
+    public Optional<LockHandle> tryLock(String key, Duration waitTime, @Nullable Duration leaseTime) {
         return tryLock(key, LockMode.EXCLUSIVE, waitTime, leaseTime);
     }
 
@@ -146,7 +148,7 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     }
 
     @Override
-    public Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime) {
+    public Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, @Nullable Duration leaseTime) {
         LockArguments.check(key, mode, waitTime, leaseTime);
         if (shutdown.isDone()) {
             throw shuttingDown(key);
@@ -177,18 +179,18 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         return keys;
     }
 
-    private static Long fixedLease(Duration leaseTime) {
+    private static @Nullable Long fixedLease(@Nullable Duration leaseTime) {
         return leaseTime != null ? leaseTime.toMillis() : null;
     }
 
     @Override
-    public CompletionStage<Optional<LockHandle>> tryLockAsync(String key, Duration waitTime, Duration leaseTime) {
+    public CompletionStage<Optional<LockHandle>> tryLockAsync(String key, Duration waitTime, @Nullable Duration leaseTime) {
         return tryLockAsync(key, LockMode.EXCLUSIVE, waitTime, leaseTime);
     }
 
     @Override
     public CompletionStage<Optional<LockHandle>> tryLockAsync(String key, LockMode mode, Duration waitTime,
-            Duration leaseTime) {
+            @Nullable Duration leaseTime) {
         LockArguments.check(key, mode, waitTime, leaseTime);
         if (shutdown.isDone()) {
             return CompletableFuture.failedFuture(shuttingDown(key));
@@ -294,13 +296,14 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
     }
 
     @Override
-    public Optional<LockHandle> tryLock(String key, Duration waitTime, Duration leaseTime, Duration holdAtLeast) {
+    public Optional<LockHandle> tryLock(String key, Duration waitTime, @Nullable Duration leaseTime,
+            @Nullable Duration holdAtLeast) {
         return tryLock(key, LockMode.EXCLUSIVE, waitTime, leaseTime, holdAtLeast);
     }
 
     @Override
-    public Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime,
-            Duration holdAtLeast) {
+    public Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, @Nullable Duration leaseTime,
+            @Nullable Duration holdAtLeast) {
         LockArguments.checkHold(key, leaseTime, holdAtLeast);
         Optional<LockHandle> handle = tryLock(key, mode, waitTime, leaseTime);
         HeldLock lock = handle.map(Holdings::lockOf).orElse(null);

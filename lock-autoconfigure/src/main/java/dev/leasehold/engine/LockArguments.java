@@ -8,6 +8,8 @@ import dev.leasehold.LockMode;
 import dev.leasehold.engine.support.DurationLimits;
 import dev.leasehold.engine.waiting.Acquisitions;
 
+import org.jspecify.annotations.Nullable;
+
 /** The checks every {@code LockService} call makes on its arguments before anything reaches Redis. */
 final class LockArguments {
 
@@ -39,7 +41,7 @@ final class LockArguments {
         return key;
     }
 
-    static void check(String key, LockMode mode, Duration waitTime, Duration leaseTime) {
+    static void check(String key, LockMode mode, Duration waitTime, @Nullable Duration leaseTime) {
         validKey(key);
         Objects.requireNonNull(mode, "mode");
         if (waitTime == null || waitTime.isNegative()) {
@@ -52,7 +54,7 @@ final class LockArguments {
         DurationLimits.atMostMaxForKey("leaseTime", leaseTime, key);
     }
 
-    static void checkHold(String key, Duration leaseTime, Duration holdAtLeast) {
+    static void checkHold(String key, @Nullable Duration leaseTime, @Nullable Duration holdAtLeast) {
         if (holdAtLeast == null) {
             return;
         }

@@ -7,6 +7,8 @@ import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
 import dev.leasehold.LockService;
 
+import org.jspecify.annotations.Nullable;
+
 /** The {@link LockService} with the read/write modes the annotation needs. */
 public interface LockEngine extends LockService {
 
@@ -14,14 +16,14 @@ public interface LockEngine extends LockService {
      * Like {@link #tryLock(String, Duration, Duration)} in the given mode. READ shares the key with other
      * readers; WRITE and EXCLUSIVE exclude everyone.
      */
-    Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime);
+    Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, @Nullable Duration leaseTime);
 
     /**
      * Like {@link LockService#tryLockAsync(String, Duration, Duration)} in the given mode: waits without
      * holding a thread, and the lock is bound to no thread.
      */
     java.util.concurrent.CompletionStage<Optional<LockHandle>> tryLockAsync(String key, LockMode mode,
-            Duration waitTime, Duration leaseTime);
+            Duration waitTime, @Nullable Duration leaseTime);
 
     /**
      * Stops this handle from tying its lock to the calling thread, for a lock that outlives the call that
@@ -43,8 +45,8 @@ public interface LockEngine extends LockService {
      * Like {@link #tryLock(String, LockMode, Duration, Duration)}, and the release keeps the key taken until
      * {@code holdAtLeast} has passed since the grant (see {@link LockService#tryLock(String, Duration, Duration, Duration)}).
      */
-    default Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, Duration leaseTime,
-            Duration holdAtLeast) {
+    default Optional<LockHandle> tryLock(String key, LockMode mode, Duration waitTime, @Nullable Duration leaseTime,
+            @Nullable Duration holdAtLeast) {
         if (holdAtLeast == null || holdAtLeast.isZero()) {
             return tryLock(key, mode, waitTime, leaseTime);
         }

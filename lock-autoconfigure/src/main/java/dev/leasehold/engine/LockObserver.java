@@ -3,6 +3,8 @@ package dev.leasehold.engine;
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Told what the engine does, for events, metrics and logs. Every method has a no-op default; the
  * engine calls them on the thread doing the work (lost locks on the watchdog thread), so they must be
@@ -18,7 +20,7 @@ public interface LockObserver {
      * A lock was not granted within the wait: {@code error} is null when other owners held the key the
      * whole time, else what Redis did wrong.
      */
-    default void notAcquired(String key, LockMode mode, long waitedNanos, Throwable error) {
+    default void notAcquired(String key, LockMode mode, long waitedNanos, @Nullable Throwable error) {
     }
 
     /** A lock was released after being held {@code heldNanos}. */

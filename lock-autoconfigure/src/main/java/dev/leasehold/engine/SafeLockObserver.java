@@ -4,6 +4,7 @@ import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /** Keeps a failing observer from breaking locking. */
 record SafeLockObserver(LockObserver delegate) implements LockObserver {
@@ -16,7 +17,7 @@ record SafeLockObserver(LockObserver delegate) implements LockObserver {
     }
 
     @Override
-    public void notAcquired(String key, LockMode mode, long waitedNanos, Throwable error) {
+    public void notAcquired(String key, LockMode mode, long waitedNanos, @Nullable Throwable error) {
         run(() -> delegate.notAcquired(key, mode, waitedNanos, error));
     }
 

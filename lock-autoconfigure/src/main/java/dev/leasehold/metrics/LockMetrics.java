@@ -59,7 +59,7 @@ public class LockMetrics implements LockObserver, MeterBinder {
     }
 
     @Override
-    public void notAcquired(String key, LockMode mode, long waitedNanos, Throwable error) {
+    public void notAcquired(String key, LockMode mode, long waitedNanos, @Nullable Throwable error) {
         Meters current = meters;
         if (current != null) {
             Objects.requireNonNull((error == null ? current.timedOut : current.failed).get(mode)).record(waitedNanos, TimeUnit.NANOSECONDS);

@@ -1,5 +1,6 @@
 package dev.leasehold.engine.holding;
 
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
@@ -8,6 +9,8 @@ import dev.leasehold.engine.key.KeyLine;
 import dev.leasehold.engine.key.TakeOverStep;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.support.EngineClock;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * Taking over a lock that a releasing holder of this JVM handed to a waiter ({@link KeyLine#release}): at once
@@ -41,7 +44,7 @@ final class HandOffs {
      * last confirmed the lease are told if it turns out lost, whenever the answer comes: the waiter may stop first.
      * @param bounded waits for a reply at most the Redis timeout (or until the waiter stops)
      */
-    CompletableFuture<HeldLock> takeOver(KeyLine line, HeldLock successor,
+    CompletableFuture<@Nullable HeldLock> takeOver(KeyLine line, HeldLock successor,
             Function<CompletableFuture<?>, CompletableFuture<Void>> bounded) {
         if (successor.fencingToken() != 0) {
             return CompletableFuture.completedFuture(carryOut(line.takenOver(successor), null));
@@ -65,13 +68,14 @@ final class HandOffs {
      * Carries out what the key decided: the lock taken over, or given back (at once, or once the reservation is
      * answered: that answer still decides whether the holders before held the key), or the holders before told.
      */
-    private HeldLock carryOut(TakeOverStep step, CompletableFuture<LockServer.FenceBlock> reservation) {
+    private @Nullable HeldLock carryOut(TakeOverStep step, @Nullable CompletableFuture<LockServer.FenceBlock> reservation) {
         switch (step.kind()) {
             case READY -> {
                 return step.successor();
             }
             case GIVE_BACK -> endings.giveBack(step.successor(), step.tell());
-            case GIVE_BACK_AFTER_RESERVATION -> endings.giveBackAfter(reservation, step.successor(), step.tell());
+            case GIVE_BACK_AFTER_RESERVATION -> endings.giveBackAfter(
+                    Objects.requireNonNull(reservation, "a reservation was sent"), step.successor(), step.tell());
             case KEY_GONE -> endings.reportChain(step.tell(), LockEndings.KEY_GONE_AT_RESERVATION);
         }
         return null;

@@ -24,6 +24,7 @@ import dev.leasehold.engine.support.CoarseTimeouts;
 import dev.leasehold.engine.support.EngineClock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The locks this JVM holds, from the grant to their end: their handles (re-entrant per thread), the watchdog that
@@ -71,7 +72,7 @@ public final class Holdings implements HandleActions {
     }
 
     /** The calling thread's lock on the key, with one more hold, or null when it holds none (acquire anew). */
-    public LockHandle reenter(String key, LockMode mode) {
+    public @Nullable LockHandle reenter(String key, LockMode mode) {
         HeldLock lock = reentrancy.join(key, mode);
         return lock != null ? newHandle(lock) : null;
     }
@@ -112,7 +113,7 @@ public final class Holdings implements HandleActions {
      * ask Redis itself (it keeps its turn); never completes exceptionally.
      * @param bounded waits for a reply at most the Redis timeout (or until the waiter stops)
      */
-    public CompletableFuture<HeldLock> takeOver(KeyLine line, HeldLock handed,
+    public CompletableFuture<@Nullable HeldLock> takeOver(KeyLine line, HeldLock handed,
             Function<CompletableFuture<?>, CompletableFuture<Void>> bounded) {
         return handOffs.takeOver(line, handed, bounded);
     }
@@ -121,12 +122,12 @@ public final class Holdings implements HandleActions {
      * Whether the calling thread holds the key (any key when null) through a lock bound to it, in any engine of
      * this JVM, and its lease is known good (for {@code LockAssert}).
      */
-    public static boolean currentThreadHolds(String key) {
+    public static boolean currentThreadHolds(@Nullable String key) {
         return Reentrancy.currentThreadHolds(key);
     }
 
     /** The lock of a handle, or null for a handle of another engine. */
-    public static HeldLock lockOf(LockHandle handle) {
+    public static @Nullable HeldLock lockOf(LockHandle handle) {
         return handle instanceof DefaultLockHandle own ? own.lock() : null;
     }
 

@@ -1,6 +1,7 @@
 package dev.leasehold.engine.holding;
 
 import java.util.Collection;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -49,6 +50,7 @@ final class LockEndings {
      */
     private final AtomicInteger releasing = new AtomicInteger();
 
+    @SuppressWarnings("NullAway.Init") // set right after construction (watchedBy): the two refer to each other
     private Watchdog watchdog;
 
     private final CoarseTimeouts timeouts;
@@ -80,7 +82,7 @@ final class LockEndings {
         KeyLine line = lines.line(lock.key());
         ReleaseOutcome outcome = line != null ? line.release(lock, before, blocking) : ReleaseOutcome.IN_REDIS;
         if (outcome.handedOff()) {
-            lines.leave(line); // the next local holder has the key now, and Redis was not told
+            lines.leave(Objects.requireNonNull(line, "handed off on its line")); // the next local holder has the key now, and Redis was not told
             return RELEASED;
         }
         releasing.incrementAndGet();

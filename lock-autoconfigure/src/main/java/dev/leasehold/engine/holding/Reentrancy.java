@@ -9,6 +9,8 @@ import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.key.HeldLock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Which acquisition each thread holds on each key, so that a thread locking a key again joins it (same
  * fencing token) instead of waiting behind itself.
@@ -34,7 +36,7 @@ final class Reentrancy {
     }
 
     /** Whether the calling thread holds the key (any key when null), bound to it, in any engine of this JVM. */
-    static boolean currentThreadHolds(String key) {
+    static boolean currentThreadHolds(@Nullable String key) {
         Reentrancy[] instances;
         synchronized (INSTANCES) {
             instances = INSTANCES.toArray(new Reentrancy[0]);
@@ -48,7 +50,7 @@ final class Reentrancy {
         return false;
     }
 
-    private static boolean isHeld(HeldLock lock) {
+    private static boolean isHeld(@Nullable HeldLock lock) {
         return lock != null && lock.holds() > 0 && lock.isHeld(); // as its handles say: also false once the lease ran out
     }
 
@@ -57,7 +59,7 @@ final class Reentrancy {
      * while the lease is known good: once its local estimate ran out (renewals did not get through) another
      * owner may hold the key already, even if the watchdog has not judged the renewal in flight yet.
      */
-    HeldLock join(String key, LockMode mode) {
+    @Nullable HeldLock join(String key, LockMode mode) {
         HeldLock lock = held.get(Thread.currentThread(), key);
         if (lock == null) {
             return null;
@@ -115,7 +117,7 @@ final class Reentrancy {
     }
 
     /** Gives back one hold: null while others remain; for the last, marks it released and returns the state before. */
-    HeldLock.State exit(HeldLock lock) {
+    HeldLock.@Nullable State exit(HeldLock lock) {
         synchronized (lock) {
             if (lock.addHolds(-1) != 0) {
                 return null;
@@ -126,7 +128,7 @@ final class Reentrancy {
     }
 
     /** Drops every hold at once (shutdown); the state before, or null when it was released already. */
-    HeldLock.State exitAll(HeldLock lock) {
+    HeldLock.@Nullable State exitAll(HeldLock lock) {
         synchronized (lock) {
             if (lock.holds() == 0) {
                 return null;

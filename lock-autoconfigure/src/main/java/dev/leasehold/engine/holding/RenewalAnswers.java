@@ -11,6 +11,8 @@ import java.util.function.Consumer;
 
 import dev.leasehold.engine.key.HeldLock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The answers to the watchdog's renewals, settled on the watchdog's thread in one pass per burst of arrivals (not a
  * task per answer: with a million held locks a task per answer was an eighth of the client's CPU samples, JFR).
@@ -22,7 +24,7 @@ import dev.leasehold.engine.key.HeldLock;
 final class RenewalAnswers {
 
     /** An answer to a renewal of {@code chunk}: {@code renewed} is null for an error. */
-    record Answer(HeldLock lock, Boolean renewed, Chunk chunk) {
+    record Answer(HeldLock lock, @Nullable Boolean renewed, Chunk chunk) {
     }
 
     /** Renewals sent together. */

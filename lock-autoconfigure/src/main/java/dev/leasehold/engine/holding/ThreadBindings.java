@@ -6,6 +6,8 @@ import java.util.function.Predicate;
 
 import dev.leasehold.engine.key.HeldLock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Which lock each thread holds bound to it on each key: at most one per thread and key, found by the key.
  * <p>
@@ -20,7 +22,7 @@ final class ThreadBindings {
     private final ConcurrentHashMap<String, Object> byKey = new ConcurrentHashMap<>();
 
     /** The lock {@code thread} holds bound to it on {@code key}, or null. */
-    HeldLock get(Thread thread, String key) {
+    @Nullable HeldLock get(Thread thread, String key) {
         Object value = byKey.get(key);
         if (value instanceof HeldLock lock) {
             return lock.owner == thread ? lock : null;

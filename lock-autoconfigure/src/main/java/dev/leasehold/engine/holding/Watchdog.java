@@ -2,9 +2,9 @@ package dev.leasehold.engine.holding;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Collection;
 import java.util.Iterator;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -21,6 +21,7 @@ import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.support.EngineClock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Keeps the leases of running holders alive and notices lost ones.
@@ -86,7 +87,7 @@ final class Watchdog {
      * is looked at once, when its chunk is filled: a round with a million locks is one pass over them, not a pass to
      * choose and another to send (each a cache miss per lock).
      */
-    private Iterator<HeldLock> round;
+    private @Nullable Iterator<HeldLock> round;
 
     /** A tick came while the round was still being sent: it starts once the round is sent. */
     private boolean tickWaiting;
@@ -94,7 +95,7 @@ final class Watchdog {
     /** Whether the last round had failures, so an outage is logged once, not on every retry. */
     private volatile boolean failing;
 
-    private volatile ScheduledFuture<?> ticks;
+    private volatile @Nullable ScheduledFuture<?> ticks;
 
 
     Watchdog(LockServer server, ScheduledExecutorService scheduler, Duration leaseTime, Duration redisTimeout,
@@ -319,7 +320,7 @@ final class Watchdog {
      * Reports a renewal's answer to its key (sent at {@code sentAt}; null: no answer yet, or an error) and carries out
      * the verdict. False when the lock is still held, unconfirmed and its lease not yet over: it is retried.
      */
-    private boolean settle(HeldLock sent, Boolean renewed, long sentAt) {
+    private boolean settle(HeldLock sent, @Nullable Boolean renewed, long sentAt) {
         KeyLine known = sent.line();
         KeyLine line = known != null ? known : lines.line(sent.key());
         RenewalVerdict verdict = line != null ? line.renewalAnswered(sent, renewed, sentAt)

@@ -2,12 +2,15 @@ package dev.leasehold.engine.key;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Objects;
 import java.util.concurrent.ScheduledFuture;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.LockObserver;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.support.EngineClock;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One acquisition of a key in this JVM, shared by the handles of its re-entries: its owner token in Redis, its
@@ -48,7 +51,7 @@ public final class HeldLock {
     public final String token;
 
     /** The thread it is re-entrant for; null for a lock taken asynchronously (bound to no thread). */
-    public final Thread owner;
+    public final @Nullable Thread owner;
 
     /** True when the watchdog renews the lease; false for a fixed lease. */
     public final boolean renewed;
@@ -67,7 +70,7 @@ public final class HeldLock {
      * The line this lock has its turn on, set when the line learns of it (the grant, a hand-off); null before.
      * Spares the watchdog a lookup of the key's line per lock and tick (most of a tick's CPU with a million locks).
      */
-    KeyLine line;
+    @Nullable KeyLine line;
 
     /** Open handles of this acquisition; changed only while holding this object's monitor (see Reentrancy). */
     private volatile int holds = 1;
@@ -99,7 +102,7 @@ public final class HeldLock {
     public volatile LockObserver.Attempt attempt = LockObserver.Attempt.NONE;
 
     /** The watchdog's timer at the end of a fixed lease. */
-    public volatile ScheduledFuture<?> expiryCheck;
+    public volatile @Nullable ScheduledFuture<?> expiryCheck;
 
     /**
      * Whether a caller received this acquisition's handle. Only such locks are reported lost: a lock made for a
@@ -108,7 +111,7 @@ public final class HeldLock {
     public volatile boolean delivered;
 
     /** Why it was found lost before it was delivered: reported at delivery, if it gets there. */
-    public volatile String undeliveredLoss;
+    public volatile @Nullable String undeliveredLoss;
 
     /** {@code holdAtLeast} in ms (0 = none): the release keeps the key until this long after the grant. */
     public volatile long holdAtLeastMillis;
@@ -117,7 +120,7 @@ public final class HeldLock {
      * @param sentAtNanos when the write that confirmed the lease was sent (the lease estimate counts from there)
      * @param handOffable whether it may be handed to a local waiter
      */
-    public HeldLock(LockKeys keys, LockMode mode, String token, long fencingToken, Thread owner, boolean renewed,
+    public HeldLock(LockKeys keys, LockMode mode, String token, long fencingToken, @Nullable Thread owner, boolean renewed,
             long leaseMillis, long validMillis, long sentAtNanos, boolean handOffable) {
         this.keys = keys;
         this.mode = mode;
@@ -276,7 +279,7 @@ public final class HeldLock {
      */
     HeldLock handedTo(Waiter next, long fence) {
         long sentAt = leaseEndsAtNanos - validMillis * 1_000_000L; // inherits the lease estimate
-        return new HeldLock(keys, next.takeOverMode(), token, fence, next.thread(), true, leaseMillis, validMillis,
+        return new HeldLock(keys, Objects.requireNonNull(next.takeOverMode(), "a waiter that takes over"), token, fence, next.thread(), true, leaseMillis, validMillis,
                 sentAt, true);
     }
 
@@ -287,7 +290,7 @@ public final class HeldLock {
     }
 
     /** The line that knows of this lock (see {@link #line}), or null if none has yet. */
-    public KeyLine line() {
+    public @Nullable KeyLine line() {
         return line;
     }
 }

@@ -3,12 +3,15 @@ package dev.leasehold.engine.key;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.key.KeyTransitions.Event;
 import dev.leasehold.engine.server.LockServer.FenceBlock;
 import dev.leasehold.engine.support.EngineClock;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One key inside this JVM: every state it can be in and every way it moves, in one place. Acquisitions of the key
@@ -52,7 +55,7 @@ public final class KeyLine {
 
     // both guarded by this object's monitor
     // made for the first waiter: a held lock keeps its line, and most have nobody waiting (56 bytes per lock)
-    private ArrayDeque<Waiter> waiting;
+    private @Nullable ArrayDeque<Waiter> waiting;
 
     private LineState state = LineState.FREE;
 
@@ -93,7 +96,7 @@ public final class KeyLine {
      * it cannot take one (a reader, a fixed lease)
      * @param owner the thread the lock will belong to, or null for an acquisition bound to no thread
      */
-    public Waiter enter(LockMode takeOverMode, Thread owner) {
+    public Waiter enter(@Nullable LockMode takeOverMode, @Nullable Thread owner) {
         synchronized (this) {
             Phase phase = state.phase;
             if (closing(phase)) {
@@ -116,7 +119,7 @@ public final class KeyLine {
      * A waiter leaving: null once it is out of the queue, or the turn that reached it first (when a hand-off or a
      * passed turn claimed it at that moment, this waits the few instructions until that turn is complete).
      */
-    public Turn giveUp(Waiter waiter) {
+    public @Nullable Turn giveUp(Waiter waiter) {
         if (waiter.claim()) {
             synchronized (this) {
                 if (waiting != null) { // null once closed
@@ -203,7 +206,7 @@ public final class KeyLine {
                 }
             }
             if (successor != null) {
-                next.turn().complete(new Turn(successor));
+                Objects.requireNonNull(next, "a successor is a waiter's").turn().complete(new Turn(successor));
                 return new ReleaseOutcome(successor, List.of());
             }
             if (linger) {
@@ -327,7 +330,7 @@ public final class KeyLine {
      * release has not passed the key on yet (it may linger for a thread of its turn); a lease that ran out
      * unconfirmed loses it; a failure before that is retried.
      */
-    public RenewalVerdict renewalAnswered(HeldLock sent, Boolean renewed, long sentAtNanos) {
+    public RenewalVerdict renewalAnswered(HeldLock sent, @Nullable Boolean renewed, long sentAtNanos) {
         synchronized (this) {
             LineState current = state;
             HeldLock lock = current.holder != null && current.holder.token.equals(sent.token) ? current.holder : sent;
@@ -370,13 +373,13 @@ public final class KeyLine {
     }
 
     /** The turn goes to the next waiter (ACQUIRING), or nobody has it (FREE; CLOSED when closing). */
-    private Waiter passTurn(Event event) {
+    private @Nullable Waiter passTurn(Event event) {
         Waiter next = Waiters.claimNext(waiting);
         move(event, closing(state.phase) ? LineState.CLOSED : next != null ? LineState.ACQUIRING : LineState.FREE);
         return next;
     }
 
-    private static void start(Waiter next) {
+    private static void start(@Nullable Waiter next) {
         if (next != null) {
             next.turn().complete(Turn.FREE);
         }

@@ -2,6 +2,8 @@ package dev.leasehold.engine.key;
 
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The {@link KeyLine} of every key this JVM uses now: a line exists while an acquisition waits for the key or a
  * lock of it is held, and goes when the last of them leaves.
@@ -36,7 +38,7 @@ public final class KeyLines {
     }
 
     /** The line a held lock of {@code key} joined (null only when none: never for a lock not yet released). */
-    public KeyLine line(String key) {
+    public @Nullable KeyLine line(String key) {
         return lines.get(key);
     }
 

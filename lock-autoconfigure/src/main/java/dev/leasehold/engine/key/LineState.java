@@ -3,8 +3,11 @@ package dev.leasehold.engine.key;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 
 import dev.leasehold.engine.server.LockServer.FenceBlock;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * Everything a key's {@link KeyLine} knows besides its queue, as one immutable value that the line replaces as a whole
@@ -27,13 +30,13 @@ final class LineState {
     final Phase phase;
 
     /** The lock that has the turn (in the phases that have one, see {@link Phase#hasHolder()}), else null. */
-    final HeldLock holder;
+    final @Nullable HeldLock holder;
 
     /** Holders that handed the lock on since Redis last confirmed the lease (a loss found later is theirs too). */
     final List<HeldLock> unconfirmed;
 
     /** LINGERING: the thread whose release waits for a thread of its turn; else null. */
-    final Thread lingerer;
+    final @Nullable Thread lingerer;
 
     // the hand-off turn: the next token of the reserved block and its last, hand-offs made, whether others queue
     private final long nextFence;
@@ -50,7 +53,8 @@ final class LineState {
     /** When Redis granted the key to this JVM (the turn began). */
     private final long grantedAtNanos;
 
-    private LineState(Phase phase, HeldLock holder, List<HeldLock> unconfirmed, Thread lingerer, long nextFence,
+    private LineState(Phase phase, @Nullable HeldLock holder, List<HeldLock> unconfirmed, @Nullable Thread lingerer,
+            long nextFence,
             long lastFence, int handOffs, boolean othersQueued, long checkedAtNanos, long grantedAtNanos) {
         this.phase = phase;
         this.holder = holder;
@@ -75,7 +79,7 @@ final class LineState {
                 reservedThrough, 0, false, nowNanos, nowNanos);
     }
 
-    private LineState with(Phase phase, HeldLock holder, List<HeldLock> unconfirmed, Thread lingerer) {
+    private LineState with(Phase phase, @Nullable HeldLock holder, List<HeldLock> unconfirmed, @Nullable Thread lingerer) {
         return new LineState(phase, holder, unconfirmed, lingerer, nextFence, lastFence, handOffs, othersQueued,
                 checkedAtNanos, grantedAtNanos);
     }
@@ -128,7 +132,7 @@ final class LineState {
 
     /** Whether the holder, released while it was {@code before}, may go to a local waiter (see {@link HandOffRules}). */
     boolean allowsHandOff(HandOffRules rules, HeldLock.State before) {
-        return rules.allow(holder, before, handOffs);
+        return rules.allow(Objects.requireNonNull(holder, "released by its holder"), before, handOffs);
     }
 
     /**

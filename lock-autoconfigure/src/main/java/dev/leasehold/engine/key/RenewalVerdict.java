@@ -2,12 +2,14 @@ package dev.leasehold.engine.key;
 
 import dev.leasehold.engine.support.EngineClock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What a renewal's answer means ({@link KeyLine#renewalAnswered}): settled (confirmed, or nothing to do), to be
  * retried (no answer yet, the lease not over), or a loss: {@code lose} is to stop being renewed and be lost for
  * {@code reason} (the lock of the hand-off chain that has the lease now, which may be a later one than the lock sent).
  */
-public record RenewalVerdict(boolean settled, HeldLock lose, String reason) {
+public record RenewalVerdict(boolean settled, @Nullable HeldLock lose, @Nullable String reason) {
 
     static final RenewalVerdict SETTLED = new RenewalVerdict(true, null, null);
 
@@ -25,7 +27,7 @@ public record RenewalVerdict(boolean settled, HeldLock lose, String reason) {
      * renewal was sent at {@code sentAtNanos}; {@code renewed} null: no answer yet, or an error). Confirms the lease
      * estimate of a held lock; the line confirms its unconfirmed holders.
      */
-    static RenewalVerdict of(HeldLock lock, HeldLock sent, Boolean renewed, long sentAtNanos) {
+    static RenewalVerdict of(HeldLock lock, HeldLock sent, @Nullable Boolean renewed, long sentAtNanos) {
         if (Boolean.FALSE.equals(renewed)) {
             // the key is not this owner token's in Redis: lost under whoever of this JVM has it, even a holder whose
             // release has not passed the key on yet (it may linger for a thread of its turn)
@@ -45,7 +47,7 @@ public record RenewalVerdict(boolean settled, HeldLock lose, String reason) {
     }
 
     /** {@link KeyLine#renewalAnswered} for a lock no line knows of. */
-    public static RenewalVerdict offLine(HeldLock sent, Boolean renewed, long sentAtNanos) {
+    public static RenewalVerdict offLine(HeldLock sent, @Nullable Boolean renewed, long sentAtNanos) {
         return of(sent, sent, renewed, sentAtNanos);
     }
 }

@@ -2,6 +2,8 @@ package dev.leasehold.engine.key;
 
 import java.util.ArrayDeque;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Claiming from the queue of a {@link KeyLine} (first come first served; null until its first waiter, and once
  * closed), under that line's monitor. Whoever {@linkplain Waiter#claim() claims} a waiter completes its turn; one
@@ -12,13 +14,16 @@ final class Waiters {
     private Waiters() {
     }
 
-    static int size(ArrayDeque<Waiter> queue) {
+    static int size(@Nullable ArrayDeque<Waiter> queue) {
         return queue == null ? 0 : queue.size();
     }
 
     /** The next waiter, claimed; null when nobody waits. */
-    static Waiter claimNext(ArrayDeque<Waiter> queue) {
-        for (Waiter head = queue != null ? queue.poll() : null; head != null; head = queue.poll()) {
+    static @Nullable Waiter claimNext(@Nullable ArrayDeque<Waiter> queue) {
+        if (queue == null) {
+            return null;
+        }
+        for (Waiter head = queue.poll(); head != null; head = queue.poll()) {
             if (head.claim()) {
                 return head;
             }
@@ -27,7 +32,7 @@ final class Waiters {
     }
 
     /** The head, claimed, if it can take a handed lock and the turn of {@code state} admits it. */
-    static Waiter claimTakeOver(ArrayDeque<Waiter> queue, LineState state, HandOffRules rules) {
+    static @Nullable Waiter claimTakeOver(@Nullable ArrayDeque<Waiter> queue, LineState state, HandOffRules rules) {
         if (queue == null) {
             return null;
         }

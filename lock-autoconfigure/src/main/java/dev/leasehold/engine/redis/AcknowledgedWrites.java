@@ -24,6 +24,7 @@ import io.lettuce.core.codec.ByteArrayCodec;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
@@ -48,7 +49,7 @@ final class AcknowledgedWrites implements AutoCloseable {
 
     private final ExecutorService connector = Executors.newSingleThreadExecutor(connectorThreads);
 
-    private volatile StatefulConnection<byte[], byte[]> connection;
+    private volatile @Nullable StatefulConnection<byte[], byte[]> connection;
 
     AcknowledgedWrites(LettuceConnectionFactory connectionFactory) {
         this.connectionFactory = connectionFactory;

@@ -2,6 +2,7 @@ package dev.leasehold.engine.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,6 +18,7 @@ import dev.leasehold.engine.support.StarterThreads;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.task.SimpleAsyncTaskExecutor;
 import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.connection.Message;
@@ -75,7 +77,7 @@ final class ContainerReleaseSubscriptions extends ReleaseChannels {
     private final AtomicBoolean started = new AtomicBoolean();
 
 
-    private volatile Container container;
+    private volatile @Nullable Container container;
 
     private volatile long restartDelayMillis = MIN_RESTART_DELAY_MILLIS;
 
@@ -96,7 +98,7 @@ final class ContainerReleaseSubscriptions extends ReleaseChannels {
                     new LockServerException(LockServerException.Kind.UNAVAILABLE, "the lock server is closed", null));
         }
         startOnce();
-        return confirmed.get()
+        return Objects.requireNonNull(confirmed.get())
             .copy()
             .orTimeout(CONFIRMATION_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)
             .exceptionallyCompose(ex -> CompletableFuture.failedFuture(TemplateErrors.translate(ex)));
@@ -175,13 +177,13 @@ final class ContainerReleaseSubscriptions extends ReleaseChannels {
             return;
         }
         if (failure.kind() == LockServerException.Kind.REFUSED) {
-            refused("the release subscription", cause.getMessage(), pattern.getTopic());
+            refused("the release subscription", String.valueOf(cause.getMessage()), pattern.getTopic());
         }
         lost();
     }
 
     private void confirmedAgain() {
-        confirmed.get().complete(null);
+        Objects.requireNonNull(confirmed.get()).complete(null);
         // a release may have been missed while the pattern was not subscribed: the waiters look again
         channels.forEach(channel -> deliver(channel.getBytes(StandardCharsets.UTF_8)));
     }
@@ -198,7 +200,7 @@ final class ContainerReleaseSubscriptions extends ReleaseChannels {
                 logger.debug("Closing the subscription container failed", ex);
             }
         }
-        confirmed.get().completeExceptionally(
+        Objects.requireNonNull(confirmed.get()).completeExceptionally(
                 new LockServerException(LockServerException.Kind.UNAVAILABLE, "the lock server is closed", null));
     }
 
@@ -249,7 +251,7 @@ final class ContainerReleaseSubscriptions extends ReleaseChannels {
     private final class Listener implements MessageListener, SubscriptionListener {
 
         @Override
-        public void onMessage(Message message, byte[] pattern) {
+        public void onMessage(Message message, byte @Nullable [] pattern) {
             deliver(message.getChannel());
         }
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -17,6 +18,7 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -40,12 +42,12 @@ public class LettuceLockServer extends ScriptedLockServer {
 
     private final ReentrantLock connectionLock = new ReentrantLock();
 
-    private volatile LettuceConnection dataConnection;
+    private volatile @Nullable LettuceConnection dataConnection;
 
     private volatile boolean closed;
 
     /** Null unless grants and renewals must be acknowledged by replicas. */
-    private final AcknowledgedWrites acknowledgedWrites;
+    private final @Nullable AcknowledgedWrites acknowledgedWrites;
 
     /**
      * @param keyPrefix used to name the channel that keeps the shared subscription open between waits
@@ -95,7 +97,9 @@ public class LettuceLockServer extends ScriptedLockServer {
     @Override
     protected <T> CompletableFuture<Acknowledged<T>> evalAcknowledged(LockScript script, Reply reply,
             List<String> keys, List<String> args, int replicas, Duration timeout) {
-        return acknowledgedWrites.evalAcknowledged(script, reply, keys, args, replicas, timeout);
+        // called only when leasehold.replica-ack asks for replicas, which made acknowledgedWrites
+        return Objects.requireNonNull(acknowledgedWrites, "replica acknowledgement is on")
+            .evalAcknowledged(script, reply, keys, args, replicas, timeout);
     }
 
     /** With acknowledgements, on their connection: after this key's acquires, before the next one's. */
@@ -132,7 +136,7 @@ public class LettuceLockServer extends ScriptedLockServer {
 
     /** From Lettuce's view of the Cluster (kept up to date by its topology refresh; a lookup per slot, no I/O). */
     @Override
-    protected IntUnaryOperator masters() {
+    protected @Nullable IntUnaryOperator masters() {
         Partitions partitions = partitions();
         if (partitions == null) {
             return null;
@@ -146,7 +150,7 @@ public class LettuceLockServer extends ScriptedLockServer {
     }
 
     /** Lettuce's view of the Cluster; null off a Cluster or while not connected. */
-    private Partitions partitions() {
+    private @Nullable Partitions partitions() {
         RedisClusterAsyncCommands<byte[], byte[]> commands;
         try {
             commands = commands();

@@ -13,6 +13,7 @@ import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import org.jspecify.annotations.Nullable;
 
 /** Scripts on Lettuce's asynchronous API, and Lettuce's failures in the engine's terms. */
 final class LettuceScripts {
@@ -32,7 +33,7 @@ final class LettuceScripts {
     /** @param cached completed with whether the script was in the server's cache (no EVAL needed), when given */
     @SuppressWarnings("unchecked")
     static <T> CompletableFuture<T> eval(RedisClusterAsyncCommands<byte[], byte[]> commands, LockScript script,
-            Reply reply, List<String> keys, List<String> args, CompletableFuture<Boolean> cached) {
+            Reply reply, List<String> keys, List<String> args, @Nullable CompletableFuture<Boolean> cached) {
         ScriptOutputType type = reply == Reply.LIST ? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
         byte[][] keyBytes = recurringBytes(keys, Integer.MAX_VALUE);
         byte[][] argBytes = recurringBytes(args, RECURRING_ARGUMENT_LENGTH);

@@ -15,6 +15,7 @@ import java.util.function.Supplier;
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.server.LockServerException.Kind;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
@@ -92,7 +93,7 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
 
     /** On a Cluster, from the topology the stripes learnt (no I/O); null before it is known. */
     @Override
-    protected IntUnaryOperator masters() {
+    protected @Nullable IntUnaryOperator masters() {
         return stripes.masters();
     }
 

@@ -2,6 +2,7 @@ package dev.leasehold.engine.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -21,6 +22,7 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
@@ -48,7 +50,7 @@ final class ReleaseSubscriptions extends ReleaseChannels {
 
 
     /** Only touched on {@link #thread}. */
-    private StatefulRedisPubSubConnection<byte[], byte[]> connection;
+    private @Nullable StatefulRedisPubSubConnection<byte[], byte[]> connection;
 
     /** Whether channels are sharded (SSUBSCRIBE): on a Redis 7+ Cluster; decided when connecting. */
     private volatile boolean sharded;
@@ -82,7 +84,7 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         return confirmed.exceptionallyCompose(ex -> {
             LockServerException failure = LettuceScripts.translate(ex);
             if (failure.kind() == LockServerException.Kind.REFUSED) {
-                refused("to subscribe to " + channel, failure.getCause().getMessage(), "<leasehold.key-prefix>*");
+                refused("to subscribe to " + channel, String.valueOf(failure.getCause() != null ? failure.getCause().getMessage() : failure.getMessage()), "<leasehold.key-prefix>*");
             }
             return CompletableFuture.failedFuture(failure);
         });
@@ -93,11 +95,12 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         return CompletableFuture.supplyAsync(() -> {
             if (isOpen()) {
                 byte[] name = LettuceScripts.bytes(channel);
+                StatefulRedisPubSubConnection<byte[], byte[]> open = Objects.requireNonNull(connection, "open");
                 if (sharded) {
-                    connection.async().sunsubscribe(name);
+                    open.async().sunsubscribe(name);
                 }
                 else {
-                    connection.async().unsubscribe(name);
+                    open.async().unsubscribe(name);
                 }
             }
             return null;
@@ -110,7 +113,7 @@ final class ReleaseSubscriptions extends ReleaseChannels {
             throw new IllegalStateException("the lock server is closed");
         }
         if (isOpen()) {
-            return connection; // possibly reconnecting: Lettuce queues the command until it is back
+            return Objects.requireNonNull(connection, "open"); // possibly reconnecting: Lettuce queues the command until it is back
         }
         AbstractRedisClient client = connectionFactory.getRequiredNativeClient();
         StatefulRedisPubSubConnection<byte[], byte[]> opened = open(client);
@@ -150,8 +153,9 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         closed = true;
         try {
             thread.submit(() -> {
-                if (isOpen()) {
-                    connection.close();
+                StatefulRedisPubSubConnection<byte[], byte[]> open = connection;
+                if (open != null && isOpen()) {
+                    open.close();
                 }
                 connection = null;
             }).get(5, TimeUnit.SECONDS);
@@ -193,7 +197,7 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         }
 
         @Override
-        public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
+        public void onRedisDisconnected(@Nullable RedisChannelHandler<?, ?> connection) {
             if (!closed) {
                 lost();
             }

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -15,6 +16,7 @@ import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServer.Renewal;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
 /**
@@ -71,7 +73,7 @@ final class RenewalBatches {
      * @param masters which master the client believes serves a slot, as a small number per master (asked on a
      * Cluster with {@code nodeCall}); null when the client does not know
      */
-    static List<CompletableFuture<Boolean>> renewAll(LockServer server, BatchCall batchCall, NodeCall nodeCall,
+    static List<CompletableFuture<Boolean>> renewAll(LockServer server, BatchCall batchCall, @Nullable NodeCall nodeCall,
             List<Renewal> renewals, BooleanSupplier perSlot, Supplier<IntUnaryOperator> masters) {
         long exclusive = renewals.stream().filter(renewal -> renewal.mode() != LockMode.READ).count();
         if (exclusive <= 1) {
@@ -100,7 +102,7 @@ final class RenewalBatches {
      * @param placeOfSlot the place (a number) of each Cluster slot's keys; null: all in one place
      */
     private static List<CompletableFuture<Boolean>> grouped(LockServer server, List<Renewal> renewals,
-            IntUnaryOperator placeOfSlot, Function<List<Renewal>, List<CompletableFuture<Boolean>>> send) {
+            @Nullable IntUnaryOperator placeOfSlot, Function<List<Renewal>, List<CompletableFuture<Boolean>>> send) {
         @SuppressWarnings("unchecked")
         CompletableFuture<Boolean>[] answers = new CompletableFuture[renewals.size()];
         Map<Group, Indexes> groups = new LinkedHashMap<>();
@@ -119,7 +121,7 @@ final class RenewalBatches {
                 last = new Group(place, renewal.leaseMillis());
                 lastIndexes = groups.computeIfAbsent(last, each -> new Indexes());
             }
-            lastIndexes.add(i);
+            Objects.requireNonNull(lastIndexes, "set with last").add(i);
         }
         for (Indexes group : groups.values()) {
             for (int from = 0; from < group.size; from += BATCH) {

@@ -9,6 +9,8 @@ import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer.FenceBlock;
 
+import org.jspecify.annotations.Nullable;
+
 /** Reads the scripts' replies the same way whichever client carried them (Lettuce, or a template). */
 final class ScriptReplies {
 
@@ -24,7 +26,7 @@ final class ScriptReplies {
     }
 
     /** reserve_fences.lua: {1, first, last, others queued} or {0} when the token no longer holds the key. */
-    static FenceBlock toFenceBlock(List<?> reply) {
+    static @Nullable FenceBlock toFenceBlock(List<?> reply) {
         if ((Long) reply.get(0) != 1L) {
             return null;
         }
@@ -52,7 +54,7 @@ final class ScriptReplies {
         return new KeyState(key, false, null, 0, 0, writerWaiting, counter, List.of(), queue);
     }
 
-    private static String text(Object value) {
+    private static @Nullable String text(@Nullable Object value) {
         return value instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8)
                 : value instanceof String string ? string : null;
     }

@@ -16,6 +16,7 @@ import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The per-server steps on one Redis server (standalone, Sentinel master or Cluster): which script each step runs,
@@ -84,7 +85,7 @@ public abstract class ScriptedLockServer implements LockServer {
      * token is below this client's clock (so a counter that expired restarts above every earlier token, as
      * long as the clients' clocks differ by less than the retention). Null or zero: never expires. Returns this.
      */
-    public ScriptedLockServer fenceRetention(Duration retention) {
+    public ScriptedLockServer fenceRetention(@Nullable Duration retention) {
         if (!countingFence && retention != null && !retention.isZero()) {
             throw new IllegalStateException("a fencing counter retention is for quorum nodes only");
         }
@@ -223,7 +224,7 @@ public abstract class ScriptedLockServer implements LockServer {
      * Which master the client believes serves each Cluster slot (a small number per master), so that a batch of
      * renewals holds one master's locks; null where the client does not tell (a batch then takes a round per master).
      */
-    protected IntUnaryOperator masters() {
+    protected @Nullable IntUnaryOperator masters() {
         return null;
     }
 

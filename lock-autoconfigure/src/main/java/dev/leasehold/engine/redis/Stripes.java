@@ -7,12 +7,12 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.IntUnaryOperator;
@@ -21,6 +21,7 @@ import dev.leasehold.engine.support.StarterThreads;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisClusterNode;
@@ -57,7 +58,7 @@ final class Stripes {
     interface Topology {
 
         /** Each master's id and the slots it serves; null when the server is no Cluster (then never asked again). */
-        Map<String, int[]> mastersAndSlots();
+        @Nullable Map<String, int[]> mastersAndSlots();
     }
 
     private final int perGroup;
@@ -98,7 +99,7 @@ final class Stripes {
     private final boolean bySlot;
 
     /** Whether the server is a Cluster: false off one from the start, else null until the topology first answers. */
-    private volatile Boolean cluster;
+    private volatile @Nullable Boolean cluster;
 
     private record Group(int number, ExecutorService[] stripes) {
     }
@@ -162,7 +163,7 @@ final class Stripes {
     }
 
     /** From Spring Data's view of the Cluster (Jedis caches it for 100 ms; else a CLUSTER NODES on a node). */
-    private static Map<String, int[]> mastersAndSlots(RedisConnectionFactory connectionFactory) {
+    private static @Nullable Map<String, int[]> mastersAndSlots(RedisConnectionFactory connectionFactory) {
         try (RedisConnection connection = connectionFactory.getConnection()) {
             if (!(connection instanceof RedisClusterConnection clusterConnection)) {
                 return null; // one server, or Sentinel: the shared stripes are all there is
@@ -240,7 +241,7 @@ final class Stripes {
      * On a Cluster, which master serves each slot (a small number per master, as {@link ScriptedLockServer#masters()}
      * wants), as far as known; null off a Cluster or before the first refresh.
      */
-    IntUnaryOperator masters() {
+    @Nullable IntUnaryOperator masters() {
         if (groups.isEmpty()) {
             return null;
         }

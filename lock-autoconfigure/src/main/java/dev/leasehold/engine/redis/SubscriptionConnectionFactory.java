@@ -1,8 +1,11 @@
 package dev.leasehold.engine.redis;
 
+import java.util.Objects;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
@@ -55,7 +58,7 @@ final class SubscriptionConnectionFactory {
     /** Only loaded when Jedis is on the classpath. */
     private static final class Jedis {
 
-        static RedisConnectionFactory unpooledCompanion(RedisConnectionFactory factory) {
+        static @Nullable RedisConnectionFactory unpooledCompanion(RedisConnectionFactory factory) {
             if (!(factory instanceof JedisConnectionFactory jedis) || jedis.isRedisClusterAware()) {
                 return null;
             }
@@ -74,8 +77,8 @@ final class SubscriptionConnectionFactory {
                 .readTimeout(source.getReadTimeout())
                 .build();
             JedisConnectionFactory companion = jedis.isRedisSentinelAware()
-                    ? new JedisConnectionFactory(jedis.getSentinelConfiguration(), client)
-                    : new JedisConnectionFactory(jedis.getStandaloneConfiguration(), client);
+                    ? new JedisConnectionFactory(Objects.requireNonNull(jedis.getSentinelConfiguration()), client)
+                    : new JedisConnectionFactory(Objects.requireNonNull(jedis.getStandaloneConfiguration()), client);
             companion.afterPropertiesSet();
             companion.start();
             return companion;

@@ -1,5 +1,7 @@
 package dev.leasehold.engine.redis;
 
+import java.util.Objects;
+
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.server.LockServerException.Kind;
 
@@ -19,7 +21,7 @@ final class TemplateErrors {
      * client's cause.
      */
     static LockServerException translate(Throwable ex) {
-        Throwable cause = LockServerException.unwrap(ex);
+        Throwable cause = Objects.requireNonNullElse(LockServerException.unwrap(ex), ex);
         if (cause instanceof LockServerException own) {
             return own;
         }

@@ -4,6 +4,8 @@ import java.util.List;
 
 import dev.leasehold.LockMode;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What Redis says about one logical key now, read without changing anything (for diagnostics: the
  * actuator endpoint). It never carries an owner token: a token would let its reader release someone
@@ -27,7 +29,7 @@ import dev.leasehold.LockMode;
  * first (one entry per instance however many of its threads wait; they take local turns). Empty on
  * servers without the queue (quorum mode)
  */
-public record KeyState(String key, boolean held, LockMode mode, long readers, long leaseLeftMillis,
+public record KeyState(String key, boolean held, @Nullable LockMode mode, long readers, long leaseLeftMillis,
         boolean writerWaiting, long fencingCounter, List<String> holders, List<QueuedInstance> queue) {
 
     public KeyState {

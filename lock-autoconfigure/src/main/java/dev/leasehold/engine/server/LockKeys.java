@@ -2,6 +2,8 @@ package dev.leasehold.engine.server;
 
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The Redis names behind one logical key. They all share the hash tag {@code {logicalKey}}, so every
  * script touches a single Redis Cluster slot.
@@ -35,7 +37,7 @@ public final class LockKeys {
     private final String lock;
 
     /** Null when every other name is {@link #lock} plus its suffix; else readers .. queueExpiry as given. */
-    private final String[] given;
+    private final String @Nullable [] given;
 
     public LockKeys(String logicalKey, String lock, String readers, String writerWaiting, String fence,
             String channel, String queue, String queueExpiry) {

@@ -1,5 +1,7 @@
 package dev.leasehold.engine.server;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A per-server step that did not complete, said in terms the engine can act on and a user can read: whether
  * the step may still have run on the server decides whether the engine must take an acquire back.
@@ -27,7 +29,7 @@ public class LockServerException extends RuntimeException {
 
     private final Kind kind;
 
-    public LockServerException(Kind kind, String message, Throwable cause) {
+    public LockServerException(Kind kind, String message, @Nullable Throwable cause) {
         super(kind.summary() + ": " + message, cause);
         this.kind = kind;
     }
@@ -41,7 +43,7 @@ public class LockServerException extends RuntimeException {
     }
 
     /** The failure inside the wrappers of futures ({@code CompletionException}, {@code ExecutionException}). */
-    public static Throwable unwrap(Throwable ex) {
+    public static @Nullable Throwable unwrap(@Nullable Throwable ex) {
         Throwable cause = ex;
         while ((cause instanceof java.util.concurrent.CompletionException
                 || cause instanceof java.util.concurrent.ExecutionException) && cause.getCause() != null) {
@@ -51,7 +53,7 @@ public class LockServerException extends RuntimeException {
     }
 
     /** What went wrong with a step, for a message a user reads. */
-    public static String describe(Throwable error) {
+    public static @Nullable String describe(@Nullable Throwable error) {
         Throwable cause = unwrap(error);
         if (cause instanceof LockServerException) {
             return cause.getMessage();

@@ -156,7 +156,7 @@ final class Acquisition {
     }
 
     private void turnCame() {
-        Turn turn = line.giveUp(waiter); // the turn if it came, else out of the queue
+        Turn turn = line.giveUp(Objects.requireNonNull(waiter, "queued")); // the turn if it came, else out of the queue
         waiter = null;
         if (turn == null) {
             if (stopping()) {
@@ -236,11 +236,11 @@ final class Acquisition {
         }
         if (grant != null && grant.granted()) {
             if (context.shutdown.isDone()) {
-                context.server.release(keys, mode, token);
+                context.server.release(keys, mode, Objects.requireNonNull(token, "sent with its token"));
                 stop();
                 return;
             }
-            HeldLock lock = new HeldLock(keys, mode, token, grant.fencingToken(), owner, renewed, leaseMillis,
+            HeldLock lock = new HeldLock(keys, mode, Objects.requireNonNull(token, "sent with its token"), grant.fencingToken(), owner, renewed, leaseMillis,
                     context.server.validMillis(leaseMillis), sentAt, takeOverMode != null && context.server.reservesFences());
             reservedThrough = grant.reservedThrough();
             succeed(lock, true);

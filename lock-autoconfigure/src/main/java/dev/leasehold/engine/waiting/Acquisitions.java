@@ -73,7 +73,7 @@ public final class Acquisitions implements AutoCloseable {
      * An interrupt gives the wait up (after it gave back its turn and its place in Redis) with a
      * {@link LockAcquisitionException}, unless the lock came at that moment; the interrupt status is kept.
      */
-    public HeldLock acquire(LockKeys keys, LockMode mode, long waitNanos, Long fixedLeaseMillis) {
+    public @Nullable HeldLock acquire(LockKeys keys, LockMode mode, long waitNanos, @Nullable Long fixedLeaseMillis) {
         CallerThreadSteps steps = new CallerThreadSteps();
         Acquisition acquisition = start(keys, mode, waitNanos, fixedLeaseMillis, Thread.currentThread(), steps);
         try {
@@ -97,7 +97,7 @@ public final class Acquisitions implements AutoCloseable {
      * @param register makes the handle of the granted lock
      */
     public CompletableFuture<Optional<LockHandle>> acquireAsync(LockKeys keys, LockMode mode, long waitNanos,
-            Long fixedLeaseMillis, Function<HeldLock, LockHandle> register) {
+            @Nullable Long fixedLeaseMillis, Function<HeldLock, LockHandle> register) {
         Acquisition acquisition = start(keys, mode, waitNanos, fixedLeaseMillis, null, null);
         return AsyncOutcome.of(acquisition, register, context.holdings::delivered);
     }
