@@ -36,6 +36,11 @@ final class SimConnection implements LockServer {
 
         Object result;
 
+        /** The key whose queue entry this step writes (an acquire that joins the queue, a withdraw), or null. */
+        String queueKey;
+
+        boolean withdraw;
+
         Step(String what, Supplier<Object> onServer) {
             this.what = what + (Thread.currentThread().getName().startsWith("main") ? "" : " [from " + Thread.currentThread().getName() + "]");
             this.onServer = onServer;
@@ -61,6 +66,12 @@ final class SimConnection implements LockServer {
 
     private final Set<String> subscribed = new LinkedHashSet<>();
 
+    /**
+     * Keys whose last queue write of this instance was a withdraw that never reached Redis (dropped by a fault): the
+     * entry stays until it expires (the fair queue's entry timeout), a limit the engine cannot lift.
+     */
+    final Set<String> withdrawDropped = new HashSet<>();
+
     /** Owner tokens this connection ever acquired with (the leftovers check after close looks for them). */
     final Set<String> tokens = new HashSet<>();
 
@@ -75,9 +86,15 @@ final class SimConnection implements LockServer {
         this.redis = redis;
     }
 
-    @SuppressWarnings("unchecked")
     private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer) {
+        return send(what, onServer, null, false);
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer, String queueKey, boolean withdraw) {
         Step step = new Step(what, onServer);
+        step.queueKey = queueKey;
+        step.withdraw = withdraw;
         synchronized (this) {
             sent.add(step);
         }
@@ -103,6 +120,16 @@ final class SimConnection implements LockServer {
         Step step;
         synchronized (this) {
             step = sent.poll();
+        }
+        if (step.queueKey != null) {
+            synchronized (this) {
+                if (drop && step.withdraw) {
+                    withdrawDropped.add(step.queueKey);
+                }
+                else if (!drop) {
+                    withdrawDropped.remove(step.queueKey);
+                }
+            }
         }
         if (drop) {
             redis.world.trace("drop " + step.what);
@@ -228,7 +255,8 @@ final class SimConnection implements LockServer {
             tokens.add(token);
         }
         return send(name + " acquire " + keys.logicalKey() + " " + token(token) + (joinQueue ? " queue" : ""),
-                () -> redis.acquire(keys, token, leaseMillis, waiterId, joinQueue));
+                () -> redis.acquire(keys, token, leaseMillis, waiterId, joinQueue), joinQueue ? keys.logicalKey() : null,
+                false);
     }
 
     @Override
@@ -287,7 +315,7 @@ final class SimConnection implements LockServer {
 
     @Override
     public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
-        return send(name + " withdraw " + keys.logicalKey(), () -> redis.withdraw(keys, waiterId));
+        return send(name + " withdraw " + keys.logicalKey(), () -> redis.withdraw(keys, waiterId), keys.logicalKey(), true);
     }
 
     @Override
