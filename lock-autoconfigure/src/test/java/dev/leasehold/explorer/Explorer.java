@@ -227,6 +227,9 @@ final class Explorer {
             }
             if (connection.hasSent()) {
                 choices.add(new Choice(8, null, () -> connection.runNext(false)));
+                if (connection.renewalAhead()) {
+                    choices.add(new Choice(2, null, connection::runPastRenewal));
+                }
                 choices.add(new Choice(0.2 * faults, null, () -> connection.runNext(true)));
             }
             if (connection.hasAnswered()) {
