@@ -63,7 +63,7 @@ class ExplorerTest {
             }
         }
         System.out.printf("Explorer: %d runs from seed %d, %d steps, %.1f s of virtual time, %d with violations"
-                + " (%.1f s settling)%n", done, firstSeed, steps, virtualMillis / 1000.0, failed.size(), Explorer.settleNanos / 1e9);
+                + " (%.1f s settling)%n", done, firstSeed, steps, virtualMillis / 1000.0, failed.size(), Settler.settleNanos / 1e9);
         if (!failed.isEmpty()) {
             Explorer.Result result = failed.get(0);
             Explorer.Result again = Explorer.run(result.seed(), config);
