@@ -107,7 +107,8 @@ final class Explorer {
             .withRedisTimeout(config.redisTimeout)
             .withFairQueue(queue)
             .withHandOff(new LockEngineSettings.HandOff(random.nextBoolean() ? 64 : 2, Duration.ofMillis(25),
-                    random.nextBoolean() ? Duration.ZERO : Duration.ofNanos(100_000)));
+                    // no linger, the default (100 µs), or one long enough for replies and faults to land inside it
+                    new Duration[] { Duration.ZERO, Duration.ofNanos(100_000), Duration.ofMillis(20) }[random.nextInt(3)]));
         for (int i = 0; i < config.instances; i++) {
             Client.Instance instance = new Client.Instance("i" + i, new SimConnection("i" + i, redis));
             int lanesBefore = world.lanes.size();
