@@ -53,6 +53,7 @@ for patch in "$repo"/scripts/explorer-teeth/$pattern.patch; do
     fi
   done
   results+=("$name | $verdict")
+  echo "$name | $verdict" >&2 # as it goes
   git -C "$repo" worktree remove --force "$scratch/wt"
 done
 git -C "$repo" worktree remove --force "$scratch/head"

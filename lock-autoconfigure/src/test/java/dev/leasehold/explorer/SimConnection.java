@@ -41,6 +41,9 @@ final class SimConnection implements LockServer {
 
         boolean withdraw;
 
+        /** The owner token a release gives back, or null. */
+        String releasedToken;
+
         Step(String what, Supplier<Object> onServer) {
             this.what = what + (Thread.currentThread().getName().startsWith("main") ? "" : " [from " + Thread.currentThread().getName() + "]");
             this.onServer = onServer;
@@ -72,6 +75,12 @@ final class SimConnection implements LockServer {
      */
     final Set<String> withdrawDropped = new HashSet<>();
 
+    /**
+     * Owner tokens whose release a fault dropped before it reached Redis: the key stays taken until its lease runs
+     * out (the watchdog no longer renews it), a limit the engine cannot lift either.
+     */
+    final Set<String> releaseDropped = new HashSet<>();
+
     /** Owner tokens this connection ever acquired with (the leftovers check after close looks for them). */
     final Set<String> tokens = new HashSet<>();
 
@@ -87,14 +96,16 @@ final class SimConnection implements LockServer {
     }
 
     private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer) {
-        return send(what, onServer, null, false);
+        return send(what, onServer, null, false, null);
     }
 
     @SuppressWarnings("unchecked")
-    private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer, String queueKey, boolean withdraw) {
+    private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer, String queueKey, boolean withdraw,
+            String releasedToken) {
         Step step = new Step(what, onServer);
         step.queueKey = queueKey;
         step.withdraw = withdraw;
+        step.releasedToken = releasedToken;
         synchronized (this) {
             sent.add(step);
         }
@@ -160,6 +171,11 @@ final class SimConnection implements LockServer {
                 else if (!drop) {
                     withdrawDropped.remove(step.queueKey);
                 }
+            }
+        }
+        if (drop && step.releasedToken != null) {
+            synchronized (this) {
+                releaseDropped.add(step.releasedToken);
             }
         }
         if (drop) {
@@ -287,7 +303,7 @@ final class SimConnection implements LockServer {
         }
         return send(name + " acquire " + keys.logicalKey() + " " + token(token) + (joinQueue ? " queue" : ""),
                 () -> redis.acquire(keys, token, leaseMillis, waiterId, joinQueue), joinQueue ? keys.logicalKey() : null,
-                false);
+                false, null);
     }
 
     @Override
@@ -341,12 +357,13 @@ final class SimConnection implements LockServer {
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
         return send(name + " release " + keys.logicalKey() + " " + token(token) + (keepMillis > 0 ? " keep " + keepMillis : ""),
-                () -> redis.release(keys, token, keepMillis));
+                () -> redis.release(keys, token, keepMillis), null, false, token);
     }
 
     @Override
     public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
-        return send(name + " withdraw " + keys.logicalKey(), () -> redis.withdraw(keys, waiterId), keys.logicalKey(), true);
+        return send(name + " withdraw " + keys.logicalKey(), () -> redis.withdraw(keys, waiterId), keys.logicalKey(), true,
+                null);
     }
 
     @Override
