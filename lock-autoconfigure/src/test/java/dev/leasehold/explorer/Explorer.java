@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.locks.LockSupport;
 
 import dev.leasehold.LockHandle;
 import dev.leasehold.campaign.History;
@@ -13,8 +12,6 @@ import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.LockObserver;
 import dev.leasehold.engine.server.FairQueue;
-import dev.leasehold.engine.server.LockKeys;
-import dev.leasehold.engine.support.CoarseTimeouts;
 
 /**
  * The deterministic explorer: the real engine (its key lines, hand-offs, watchdog, endings, acquisitions, waits and
@@ -48,25 +45,25 @@ final class Explorer {
     private record Choice(double weight, String what, Runnable action) {
     }
 
-    private final long seed;
+    final long seed;
 
-    private final Config config;
+    final Config config;
 
     private final Random random;
 
-    private final SimWorld world = new SimWorld();
+    final SimWorld world = new SimWorld();
 
-    private final History history;
+    final History history;
 
-    private final SimRedis redis;
+    final SimRedis redis;
 
-    private final List<Client.Instance> instances = new ArrayList<>();
+    final List<Client.Instance> instances = new ArrayList<>();
 
     private final List<Client> clients = new ArrayList<>();
 
-    private final Operations operations;
+    final Operations operations;
 
-    private final List<String> keys = new ArrayList<>();
+    final List<String> keys = new ArrayList<>();
 
     /** This run's pace: how eagerly the clock moves while replies are on their way (timeouts), and faults. */
     private final double clockWeight;
@@ -76,14 +73,16 @@ final class Explorer {
     /** How eagerly callers start operations: slow runs let leases, renewals and queue timeouts play out between them. */
     private final double operationWeight;
 
-    private int steps;
+    int steps;
 
     /** How late a scheduler's task may run after its due time. */
     static final long TIMER_SLACK_NANOS = 20_000_000L;
 
-    private static final boolean DEBUG = Boolean.getBoolean("explorer.debug");
-
     private int operationsLeft;
+
+    private final Settler settler;
+
+    private final Nemesis nemesis;
 
     private Explorer(long seed, Config config) {
         this.seed = seed;
@@ -108,7 +107,8 @@ final class Explorer {
             .withRedisTimeout(config.redisTimeout)
             .withFairQueue(queue)
             .withHandOff(new LockEngineSettings.HandOff(random.nextBoolean() ? 64 : 2, Duration.ofMillis(25),
-                    random.nextBoolean() ? Duration.ZERO : Duration.ofNanos(100_000)));
+                    // no linger, the default (100 µs), or one long enough for replies and faults to land inside it
+                    new Duration[] { Duration.ZERO, Duration.ofNanos(100_000), Duration.ofMillis(20) }[random.nextInt(3)]));
         for (int i = 0; i < config.instances; i++) {
             Client.Instance instance = new Client.Instance("i" + i, new SimConnection("i" + i, redis));
             int lanesBefore = world.lanes.size();
@@ -123,6 +123,8 @@ final class Explorer {
             }
         }
         this.operationsLeft = config.operations;
+        this.settler = new Settler(world, clients);
+        this.nemesis = new Nemesis(world, redis, history, instances, keys, random, config);
         world.trace("seed " + seed + ": " + config + ", clock weight " + clockWeight + ", fault weight " + faultWeight
                 + ", operation weight " + operationWeight + ", " + settings.handOff());
     }
@@ -177,12 +179,12 @@ final class Explorer {
                     || instance.connection.hasSent() || instance.connection.hasAnswered() || instance.connection.hasPubSub()))) {
                 step(false);
             }
-            settle();
+            settler.settle(steps);
         }
         catch (IllegalStateException ex) {
             stuck.add(ex.getMessage());
         }
-        return check(stuck);
+        return RunCheck.check(this, stuck);
     }
 
     private boolean busy() {
@@ -204,7 +206,7 @@ final class Explorer {
                 List<Section> mine = operations.sections(client.instance, client);
                 if (!mine.isEmpty()) {
                     operations.close(client, mine.get(0), random.nextBoolean());
-                    settle();
+                    settler.settle(steps);
                     return;
                 }
             }
@@ -212,7 +214,7 @@ final class Explorer {
     }
 
     private void step(boolean faultsAllowed) {
-        settle();
+        settler.settle(steps);
         List<Choice> choices = new ArrayList<>();
         for (VirtualScheduler lane : world.lanes) {
             if (lane.due() != null) {
@@ -227,6 +229,9 @@ final class Explorer {
             }
             if (connection.hasSent()) {
                 choices.add(new Choice(8, null, () -> connection.runNext(false)));
+                if (connection.renewalAhead()) {
+                    choices.add(new Choice(2, null, connection::runPastRenewal));
+                }
                 choices.add(new Choice(0.2 * faults, null, () -> connection.runNext(true)));
             }
             if (connection.hasAnswered()) {
@@ -270,9 +275,9 @@ final class Explorer {
                     }));
                 }
             }
-            choices.add(new Choice(0.02 * faults, null, this::restart));
-            choices.add(new Choice(0.05 * faults, null, this::cutOff));
-            choices.add(new Choice(0.05 * faults, null, this::loseKey));
+            choices.add(new Choice(0.02 * faults, null, nemesis::restart));
+            choices.add(new Choice(0.05 * faults, null, nemesis::cutOff));
+            choices.add(new Choice(0.05 * faults, null, nemesis::loseKey));
         }
         boolean anyDue = choices.stream().anyMatch(choice -> choice.what != null);
         long nextTimer = world.lanes.stream().mapToLong(VirtualScheduler::nextAt).min().orElse(Long.MAX_VALUE);
@@ -312,145 +317,5 @@ final class Explorer {
         }
         world.advanceBy(1); // every step at its own instant: the history orders by time
         steps++;
-    }
-
-    private void restart() {
-        world.trace("NEMESIS Redis restarts empty");
-        long start = history.now();
-        redis.flushAll();
-        instances.forEach(instance -> instance.connection.restarted());
-        history.fault("restart-empty", "redis", start, history.now());
-    }
-
-    /** One instance's connection carries nothing for a while (a network partition, a long GC pause of Redis). */
-    private void cutOff() {
-        Client.Instance instance = instances.get(random.nextInt(instances.size()));
-        long nanos = (long) (random.nextDouble() * config.lease.toNanos() * 1.5);
-        instance.connection.pausedUntil = world.now() + nanos;
-        world.trace(String.format(java.util.Locale.ROOT, "NEMESIS %s's connection is cut off for %.1f ms", instance.name,
-                nanos / 1e6));
-        history.fault("cut-off", instance.name, history.now(), history.now() + nanos, config.redisTimeout.toNanos());
-    }
-
-    private void loseKey() {
-        String key = keys.get(random.nextInt(keys.size()));
-        world.trace("NEMESIS the lock of " + key + " is lost (as by a failover)");
-        long start = history.now();
-        redis.delete(LockKeys.of("lock:", key).lock());
-        history.fault("delete-key", "redis " + key, start, history.now());
-    }
-
-    /** Waits until every client is blocked or idle (several looks in a row: a thread just woken may not have run yet). */
-    static long settleNanos;
-
-    private void settle() {
-        long began = System.nanoTime();
-        try {
-            settleQuietly();
-            if (DEBUG && System.nanoTime() - began > 20_000_000L) {
-                System.out.println("SLOW settle " + (System.nanoTime() - began) / 1_000_000 + " ms at step " + steps + ": "
-                        + world.trace.get(world.trace.size() - 1));
-            }
-        }
-        finally {
-            settleNanos += System.nanoTime() - began;
-        }
-    }
-
-    private void settleQuietly() {
-        long giveUp = System.nanoTime() + 20_000_000_000L;
-        int quiet = 0;
-        int needed = 3;
-        while (quiet < needed) {
-            boolean all = true;
-            boolean polling = false;
-            for (Client client : clients) {
-                all &= client.quiet();
-                polling |= client.polling();
-            }
-            for (VirtualScheduler lane : world.lanes) {
-                all &= lane.runner.quiet();
-                polling |= lane.runner.polling();
-            }
-            // a thread asleep on a timer of its own looks again within a millisecond: give it three
-            needed = polling ? 60 : Wakeups.AVAILABLE ? 3 : 20;
-            if (polling && DEBUG) {
-                clients.stream().filter(Client::polling).forEach(client -> System.out.println("POLLING " + client.getName()
-                        + " " + client.doing + " " + java.util.Arrays.toString(client.getStackTrace())));
-            }
-            quiet = all ? quiet + 1 : 0;
-            if (quiet < needed) {
-                Thread.yield();
-                LockSupport.parkNanos(50_000);
-            }
-            if (System.nanoTime() - giveUp > 0) {
-                StringBuilder running = new StringBuilder();
-                clients.stream().filter(client -> !client.quiet()).forEach(client -> running.append(client.getName())
-                    .append(" (").append(client.doing).append(") at ")
-                    .append(java.util.Arrays.toString(client.getStackTrace())).append("; "));
-                throw new IllegalStateException("L4 a caller's thread kept running for 20 s with the clock stopped: " + running);
-            }
-        }
-    }
-
-    private Result check(List<String> stuck) {
-        List<String> leftovers = new ArrayList<>(stuck);
-        // a key kept by a holdAtLeast (at most 1 s) is not a leftover; a lease (3 s, renewed at most 1 s ago) still is
-        world.advanceBy(1_001_000_000L);
-        for (Client.Instance instance : instances) {
-            if (!instance.closed) {
-                leftovers.add(instance.name + "'s close() did not return");
-            }
-            for (String key : keys) {
-                LockKeys names = LockKeys.of("lock:", key);
-                String value = redis.lockValue(names);
-                if (value != null && instance.connection.tokens.stream().anyMatch(value::startsWith)) {
-                    leftovers.add(instance.name + " still holds " + key + " in Redis after close() (" + value + ")");
-                }
-                if (value != null && value.startsWith("queue-grant:" + instance.engine.instanceId())) {
-                    leftovers.add(instance.name + " was granted " + key + " by the queue after close() (" + value + ")");
-                }
-                redis.queued(names).stream().filter(member -> member.startsWith(instance.engine.instanceId()))
-                    .forEach(member -> leftovers.add(instance.name + " still queues for " + key + " after close()"));
-            }
-            for (VirtualScheduler lane : instance.lanes) {
-                if (!lane.isShutdown() || lane.pending() > 0) {
-                    leftovers.add(instance.name + "'s " + lane.name + " still has " + lane.pending() + " tasks after close()");
-                }
-            }
-        }
-        Thread.getAllStackTraces().keySet().stream()
-            .filter(thread -> thread.isAlive() && thread.getName().startsWith("leasehold-"))
-            .forEach(thread -> leftovers.add("thread " + thread.getName() + " alive after close()"));
-        synchronized (operations) {
-            operations.pending.forEach(waiting -> history.deadline(new History.Deadline(waiting.instance().name,
-                    waiting.key(), waiting.start(), waiting.deadline(), Long.MAX_VALUE)));
-            operations.blockingWaits.forEach(history::deadline);
-            for (int i = 0; i < operations.ended.size(); i++) {
-                History.Section section = operations.ended.get(i);
-                boolean told = section.toldLost() || wasLost(operations.endedHandles.get(i));
-                history.section(new History.Section(section.id(), section.instance(), section.key(), false,
-                        section.token(), section.reentry(), section.op(), section.callStart(), section.grantedAt(),
-                        section.endAt(), section.holdNanos(), section.verdict(), section.heldBefore(), false, told));
-            }
-        }
-        redis.issued.forEach(block -> history.issued(new History.Issued(block.key(), block.first(), block.last(),
-                block.atNanos())));
-        // a call may end one Redis timeout after its deadline (a reply it waits for), plus the coarse tick, plus late timers
-        long lateBound = config.redisTimeout.toNanos() + 2 * CoarseTimeouts.TICK_MILLIS * 1_000_000L + 2 * TIMER_SLACK_NANOS
-                + 1_000_000L;
-        // a key may stand free inside a wait for up to a queue waiter's refresh (1 s) and a grant's claim; not more
-        HistoryChecker.Findings findings = new HistoryChecker(2500).lateBound(lateBound)
-            .check(history, leftovers);
-        return new Result(seed, findings.violations(), world.trace, history.sections(), steps, world.elapsed() / 1_000_000);
-    }
-
-    private static boolean wasLost(LockHandle handle) {
-        try {
-            return handle.wasLost();
-        }
-        catch (RuntimeException ex) {
-            return false;
-        }
     }
 }

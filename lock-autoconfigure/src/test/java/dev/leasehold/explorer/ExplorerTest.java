@@ -21,6 +21,8 @@ import static org.assertj.core.api.Assertions.fail;
  * <li>{@code -Dexplorer.seed=S}: the first seed (default: from the clock; seeds S, S+1, ... follow)</li>
  * <li>{@code -Dexplorer.runs=N}: at most this many runs (a replay: {@code -Dexplorer.runs=1})</li>
  * <li>{@code -Dexplorer.trace=true}: print every run's trace</li>
+ * <li>{@code -Dexplorer.repeat=true}: run the first seed again and again (a run that does not replay step for step:
+ * how often it fails)</li>
  * </ul>
  */
 class ExplorerTest {
@@ -33,6 +35,7 @@ class ExplorerTest {
         long firstSeed = Long.getLong("explorer.seed", System.currentTimeMillis() % 1_000_000);
         long runs = Long.getLong("explorer.runs", Long.MAX_VALUE);
         boolean printTraces = Boolean.getBoolean("explorer.trace");
+        long seedStep = Boolean.getBoolean("explorer.repeat") ? 0 : 1;
         long began = System.nanoTime();
         long until = began + seconds * 1_000_000_000L;
         Explorer.Config config = Explorer.Config.standard();
@@ -40,7 +43,7 @@ class ExplorerTest {
         long virtualMillis = 0;
         int done = 0;
         List<Explorer.Result> failed = new ArrayList<>();
-        for (long seed = firstSeed; done < runs && System.nanoTime() - until < 0; seed++) {
+        for (long seed = firstSeed; done < runs && System.nanoTime() - until < 0; seed += seedStep) {
             long runBegan = System.nanoTime();
             Explorer.Result result = Explorer.run(seed, config);
             if (Boolean.getBoolean("explorer.debug")) {
@@ -60,7 +63,7 @@ class ExplorerTest {
             }
         }
         System.out.printf("Explorer: %d runs from seed %d, %d steps, %.1f s of virtual time, %d with violations"
-                + " (%.1f s settling)%n", done, firstSeed, steps, virtualMillis / 1000.0, failed.size(), Explorer.settleNanos / 1e9);
+                + " (%.1f s settling)%n", done, firstSeed, steps, virtualMillis / 1000.0, failed.size(), Settler.settleNanos / 1e9);
         if (!failed.isEmpty()) {
             Explorer.Result result = failed.get(0);
             Explorer.Result again = Explorer.run(result.seed(), config);

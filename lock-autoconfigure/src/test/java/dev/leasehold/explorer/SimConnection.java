@@ -36,6 +36,14 @@ final class SimConnection implements LockServer {
 
         Object result;
 
+        /** The key whose queue entry this step writes (an acquire that joins the queue, a withdraw), or null. */
+        String queueKey;
+
+        boolean withdraw;
+
+        /** The owner token a release gives back, or null. */
+        String releasedToken;
+
         Step(String what, Supplier<Object> onServer) {
             this.what = what + (Thread.currentThread().getName().startsWith("main") ? "" : " [from " + Thread.currentThread().getName() + "]");
             this.onServer = onServer;
@@ -61,6 +69,18 @@ final class SimConnection implements LockServer {
 
     private final Set<String> subscribed = new LinkedHashSet<>();
 
+    /**
+     * Keys whose last queue write of this instance was a withdraw that never reached Redis (dropped by a fault): the
+     * entry stays until it expires (the fair queue's entry timeout), a limit the engine cannot lift.
+     */
+    final Set<String> withdrawDropped = new HashSet<>();
+
+    /**
+     * Owner tokens whose release a fault dropped before it reached Redis: the key stays taken until its lease runs
+     * out (the watchdog no longer renews it), a limit the engine cannot lift either.
+     */
+    final Set<String> releaseDropped = new HashSet<>();
+
     /** Owner tokens this connection ever acquired with (the leftovers check after close looks for them). */
     final Set<String> tokens = new HashSet<>();
 
@@ -75,9 +95,17 @@ final class SimConnection implements LockServer {
         this.redis = redis;
     }
 
-    @SuppressWarnings("unchecked")
     private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer) {
+        return send(what, onServer, null, false, null);
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer, String queueKey, boolean withdraw,
+            String releasedToken) {
         Step step = new Step(what, onServer);
+        step.queueKey = queueKey;
+        step.withdraw = withdraw;
+        step.releasedToken = releasedToken;
         synchronized (this) {
             sent.add(step);
         }
@@ -98,11 +126,57 @@ final class SimConnection implements LockServer {
         return !pubSub.isEmpty();
     }
 
+    /**
+     * Whether a step waits behind a renewal: the Jedis path sends a batch renewal on its first key's stripe (its own
+     * pooled connection), so a release sent after it may reach Redis first ({@link #runPastRenewal()}).
+     */
+    synchronized boolean renewalAhead() {
+        return sent.size() > 1 && sent.peek().what.startsWith(name + " renew");
+    }
+
+    /** The server runs the first step sent after the renewals at the head of the connection, before them. */
+    void runPastRenewal() {
+        Step step = null;
+        synchronized (this) {
+            for (Step each : sent) {
+                if (!each.what.startsWith(name + " renew")) {
+                    step = each;
+                    break;
+                }
+            }
+            if (step == null) {
+                return;
+            }
+            sent.remove(step);
+        }
+        redis.world.trace("overtakes a renewal:");
+        run(step, false);
+    }
+
     /** The server runs the next step sent; {@code drop}: it never arrived (the reply says no reply came). */
     void runNext(boolean drop) {
         Step step;
         synchronized (this) {
             step = sent.poll();
+        }
+        run(step, drop);
+    }
+
+    private void run(Step step, boolean drop) {
+        if (step.queueKey != null) {
+            synchronized (this) {
+                if (drop && step.withdraw) {
+                    withdrawDropped.add(step.queueKey);
+                }
+                else if (!drop) {
+                    withdrawDropped.remove(step.queueKey);
+                }
+            }
+        }
+        if (drop && step.releasedToken != null) {
+            synchronized (this) {
+                releaseDropped.add(step.releasedToken);
+            }
         }
         if (drop) {
             redis.world.trace("drop " + step.what);
@@ -228,7 +302,8 @@ final class SimConnection implements LockServer {
             tokens.add(token);
         }
         return send(name + " acquire " + keys.logicalKey() + " " + token(token) + (joinQueue ? " queue" : ""),
-                () -> redis.acquire(keys, token, leaseMillis, waiterId, joinQueue));
+                () -> redis.acquire(keys, token, leaseMillis, waiterId, joinQueue), joinQueue ? keys.logicalKey() : null,
+                false, null);
     }
 
     @Override
@@ -282,12 +357,13 @@ final class SimConnection implements LockServer {
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
         return send(name + " release " + keys.logicalKey() + " " + token(token) + (keepMillis > 0 ? " keep " + keepMillis : ""),
-                () -> redis.release(keys, token, keepMillis));
+                () -> redis.release(keys, token, keepMillis), null, false, token);
     }
 
     @Override
     public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
-        return send(name + " withdraw " + keys.logicalKey(), () -> redis.withdraw(keys, waiterId));
+        return send(name + " withdraw " + keys.logicalKey(), () -> redis.withdraw(keys, waiterId), keys.logicalKey(), true,
+                null);
     }
 
     @Override

@@ -150,8 +150,10 @@ final class SimRedis {
 
     // ---- fence.lua (clock rule)
 
-    private void counterWrite(String fenceKey, long last, long retainMs) {
-        set(fenceKey, Long.toString(last), retainMs);
+    /** The counter key lives as long as it is ahead of the clock, plus {@code retainMs}. */
+    private void counterWrite(String fenceKey, long last, long nowMicros, long retainMs) {
+        long aheadMs = Math.max(0, Math.floorDiv(last - nowMicros + 999, 1000));
+        set(fenceKey, Long.toString(last), retainMs + aheadMs);
     }
 
     private long[] grantFence(String fenceKey, long lease, long above, boolean counterAbsent) {
@@ -161,9 +163,10 @@ final class SimRedis {
             String counter = get(fenceKey);
             fence = Math.max(fence, (counter == null ? 0 : Long.parseLong(counter)) + 1);
         }
-        long last = fence + tokenBlock - 1;
+        // the block ends at most a block ahead of the clock: tokens never outrun it
+        long last = Math.max(fence, now + tokenBlock - 1);
         if (last >= now + lease * 1000 - 1000) {
-            counterWrite(fenceKey, last, lease + 60000);
+            counterWrite(fenceKey, last, now, lease + 60000);
         }
         return new long[] { fence, last };
     }
@@ -213,14 +216,17 @@ final class SimRedis {
         return queueExists(queueKey) ? queues.get(queueKey).keySet().iterator().next() : null;
     }
 
-    private void wakeQueueHead(LockKeys keys, long nowMs) {
+    /** {@code lookOnly}: the key is still taken a while (holdAtLeast): the head is only told to look again. */
+    private void wakeQueueHead(LockKeys keys, long nowMs, boolean lookOnly) {
         pruneQueue(keys.queue(), nowMs);
         String head = head(keys.queue());
         if (head == null) {
             return;
         }
         // no readers: the head is a writer (exclusive)
-        set(keys.lock(), "queue-grant:" + head, queue.claimMillis());
+        if (!lookOnly) {
+            set(keys.lock(), "queue-grant:" + head, queue.claimMillis());
+        }
         publish.accept(keys.channel() + ":" + head.substring(0, head.length() - 2), "g");
     }
 
@@ -308,17 +314,21 @@ final class SimRedis {
         long nowMicros = micros();
         if (last > 0 && last >= nowMicros) {
             String counter = get(keys.fence());
-            counterWrite(keys.fence(), Math.max(last, counter == null ? 0 : Long.parseLong(counter)), keepMs + 60000);
+            counterWrite(keys.fence(), Math.max(last, counter == null ? 0 : Long.parseLong(counter)), nowMicros,
+                    keepMs + 60000);
         }
         if (keepMs > 0) {
-            pexpire(keys.lock(), keepMs);
-            return true;
+            // holdAtLeast: taken for the time left, in a value no token owns (a late renewal cannot extend it)
+            set(keys.lock(), "released:" + get(keys.lock()), keepMs);
         }
-        strings.remove(keys.lock());
+        else {
+            strings.remove(keys.lock());
+        }
         if (quiet || !queueExists(keys.queue())) {
             return true;
         }
-        wakeQueueHead(keys, nowMicros / 1000);
+        // with a hold left, the head is only told to look again
+        wakeQueueHead(keys, nowMicros / 1000, keepMs > 0);
         return true;
     }
 
@@ -339,8 +349,15 @@ final class SimRedis {
             dequeue(keys.queue(), waiterId + "|R");
             took = true;
         }
-        if (took && get(keys.lock()) == null && queueExists(keys.queue())) {
-            wakeQueueHead(keys, nowMs);
+        if (took && queueExists(keys.queue())) {
+            String holder = get(keys.lock());
+            if (holder == null) {
+                wakeQueueHead(keys, nowMs, false);
+            }
+            else if (holder.startsWith("released:")) {
+                // a holdAtLeast nobody owns ends without a release: the new head is told to look again
+                wakeQueueHead(keys, nowMs, true);
+            }
         }
         return took;
     }

@@ -345,9 +345,8 @@ final class Acquisition {
         }
         done = true;
         releases.close();
-        if (leftSomethingBehind && lastReply != null) {
-            context.withdrawAfter(lastReply, keys, waiterId);
-        }
+        CompletableFuture<Void> withdrawSent = leftSomethingBehind && lastReply != null
+                ? context.withdrawAfter(lastReply, keys, waiterId) : null;
         boolean joined = true;
         if (waiter != null) { // only when a step failed while queued
             Turn turn = line.giveUp(waiter);
@@ -357,12 +356,23 @@ final class Acquisition {
             }
             haveTurn |= turn != null && turn.handedOver() == null;
         }
-        if (haveTurn) {
-            haveTurn = false;
-            line.leaveTurn();
+        boolean leaveTurn = haveTurn;
+        haveTurn = false;
+        boolean leaveLine = joined;
+        Runnable passOn = () -> {
+            if (leaveTurn) {
+                line.leaveTurn();
+            }
+            if (leaveLine) {
+                context.lines.leave(line);
+            }
+        };
+        if (withdrawSent != null && leaveTurn && !withdrawSent.isDone()) {
+            // the next local waiter's try goes after the withdrawal (the queue entry is this instance's)
+            withdrawSent.whenComplete((ignored, failure) -> passOn.run());
         }
-        if (joined) {
-            context.lines.leave(line);
+        else {
+            passOn.run();
         }
         ended.accept(this);
         if (result.isDone()) {

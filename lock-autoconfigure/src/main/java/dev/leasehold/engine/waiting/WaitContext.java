@@ -100,13 +100,25 @@ final class WaitContext {
 
     /**
      * A waiter that leaves without the lock takes back its writer mark, queue entry and unclaimed grant (best
-     * effort, after its last try; an entry left behind expires on its own).
+     * effort, after its last try; an entry left behind expires on its own). Returns when the withdrawal has been
+     * sent (or the Redis timeout passed without the last try's reply): the queue entry is the instance's, shared by
+     * every waiter of this JVM, so the next local waiter tries only after it, or the withdrawal, sent after that
+     * waiter's try, would take its entry (and a grant made to it) away.
      */
-    void withdrawAfter(CompletableFuture<Grant> lastReply, LockKeys keys, String waiterId) {
+    CompletableFuture<Void> withdrawAfter(CompletableFuture<Grant> lastReply, LockKeys keys, String waiterId) {
+        CompletableFuture<Void> sent = new CompletableFuture<>();
         CompletableFuture<Boolean> withdrawn = lastReply.handle((grant, error) -> null)
-            .thenCompose(ignored -> server.withdraw(keys, waiterId));
+            .thenCompose(ignored -> {
+                try {
+                    return server.withdraw(keys, waiterId);
+                }
+                finally {
+                    sent.complete(null);
+                }
+            });
         withdrawing.add(withdrawn);
         withdrawn.whenComplete((done, error) -> withdrawing.remove(withdrawn));
+        return timeouts.orTimeout(sent, settings.redisTimeout().toNanos()).exceptionally(error -> null);
     }
 
     /**

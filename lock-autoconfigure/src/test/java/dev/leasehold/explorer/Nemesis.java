@@ -1,0 +1,62 @@
+package dev.leasehold.explorer;
+
+import java.util.List;
+import java.util.Random;
+
+import dev.leasehold.campaign.History;
+import dev.leasehold.engine.server.LockKeys;
+
+/** The {@link Explorer}'s faults: Redis restarts empty, a connection is cut off for a while, a lock key is lost. */
+final class Nemesis {
+
+    private final SimWorld world;
+
+    private final SimRedis redis;
+
+    private final History history;
+
+    private final List<Client.Instance> instances;
+
+    private final List<String> keys;
+
+    private final Random random;
+
+    private final Explorer.Config config;
+
+    Nemesis(SimWorld world, SimRedis redis, History history, List<Client.Instance> instances, List<String> keys,
+            Random random, Explorer.Config config) {
+        this.world = world;
+        this.redis = redis;
+        this.history = history;
+        this.instances = instances;
+        this.keys = keys;
+        this.random = random;
+        this.config = config;
+    }
+
+    void restart() {
+        world.trace("NEMESIS Redis restarts empty");
+        long start = history.now();
+        redis.flushAll();
+        instances.forEach(instance -> instance.connection.restarted());
+        history.fault("restart-empty", "redis", start, history.now());
+    }
+
+    /** One instance's connection carries nothing for a while (a network partition, a long GC pause of Redis). */
+    void cutOff() {
+        Client.Instance instance = instances.get(random.nextInt(instances.size()));
+        long nanos = (long) (random.nextDouble() * config.lease().toNanos() * 1.5);
+        instance.connection.pausedUntil = world.now() + nanos;
+        world.trace(String.format(java.util.Locale.ROOT, "NEMESIS %s's connection is cut off for %.1f ms", instance.name,
+                nanos / 1e6));
+        history.fault("cut-off", instance.name, history.now(), history.now() + nanos, config.redisTimeout().toNanos());
+    }
+
+    void loseKey() {
+        String key = keys.get(random.nextInt(keys.size()));
+        world.trace("NEMESIS the lock of " + key + " is lost (as by a failover)");
+        long start = history.now();
+        redis.delete(LockKeys.of("lock:", key).lock());
+        history.fault("delete-key", "redis " + key, start, history.now());
+    }
+}

@@ -1,0 +1,100 @@
+package dev.leasehold.explorer;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.leasehold.LockHandle;
+import dev.leasehold.campaign.History;
+import dev.leasehold.campaign.HistoryChecker;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.support.CoarseTimeouts;
+
+/**
+ * The end of an {@link Explorer} run: what each instance left behind after {@code close()} (L2: keys held or queued
+ * in Redis, schedulers with tasks, starter threads alive), and the run's history, the tokens the server issued and
+ * every wait's deadline handed to the campaign's {@link HistoryChecker}.
+ */
+final class RunCheck {
+
+    private RunCheck() {
+    }
+
+    static Explorer.Result check(Explorer run, List<String> stuck) {
+        SimWorld world = run.world;
+        SimRedis redis = run.redis;
+        History history = run.history;
+        Operations operations = run.operations;
+        Explorer.Config config = run.config;
+        List<String> leftovers = new ArrayList<>(stuck);
+        // a key kept by a holdAtLeast (at most 1 s) is not a leftover; a lease (3 s, renewed at most 1 s ago) still is
+        world.advanceBy(1_001_000_000L);
+        for (Client.Instance instance : run.instances) {
+            if (!instance.closed) {
+                leftovers.add(instance.name + "'s close() did not return");
+            }
+            for (String key : run.keys) {
+                LockKeys names = LockKeys.of("lock:", key);
+                String value = redis.lockValue(names);
+                boolean releaseDropped;
+                synchronized (instance.connection) {
+                    releaseDropped = value != null && instance.connection.releaseDropped.stream().anyMatch(value::startsWith);
+                }
+                // a release a fault dropped leaves the key taken until its lease runs out: the documented limit
+                if (value != null && instance.connection.tokens.stream().anyMatch(value::startsWith) && !releaseDropped) {
+                    leftovers.add(instance.name + " still holds " + key + " in Redis after close() (" + value + ")");
+                }
+                boolean withdrawDropped;
+                synchronized (instance.connection) {
+                    withdrawDropped = instance.connection.withdrawDropped.contains(key);
+                }
+                // an entry whose withdraw a fault dropped stays until it expires (the engine cannot know it was lost),
+                // and a release may grant the key to it meanwhile
+                if (value != null && value.startsWith("queue-grant:" + instance.engine.instanceId()) && !withdrawDropped) {
+                    leftovers.add(instance.name + " was granted " + key + " by the queue after close() (" + value + ")");
+                }
+                redis.queued(names).stream().filter(member -> member.startsWith(instance.engine.instanceId()))
+                    .filter(member -> !withdrawDropped)
+                    .forEach(member -> leftovers.add(instance.name + " still queues for " + key + " after close()"));
+            }
+            for (VirtualScheduler lane : instance.lanes) {
+                if (!lane.isShutdown() || lane.pending() > 0) {
+                    leftovers.add(instance.name + "'s " + lane.name + " still has " + lane.pending() + " tasks after close()");
+                }
+            }
+        }
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(thread -> thread.isAlive() && thread.getName().startsWith("leasehold-"))
+            .forEach(thread -> leftovers.add("thread " + thread.getName() + " alive after close()"));
+        synchronized (operations) {
+            operations.pending.forEach(waiting -> history.deadline(new History.Deadline(waiting.instance().name,
+                    waiting.key(), waiting.start(), waiting.deadline(), Long.MAX_VALUE)));
+            operations.blockingWaits.forEach(history::deadline);
+            for (int i = 0; i < operations.ended.size(); i++) {
+                History.Section section = operations.ended.get(i);
+                boolean told = section.toldLost() || wasLost(operations.endedHandles.get(i));
+                history.section(new History.Section(section.id(), section.instance(), section.key(), false,
+                        section.token(), section.reentry(), section.op(), section.callStart(), section.grantedAt(),
+                        section.endAt(), section.holdNanos(), section.verdict(), section.heldBefore(), false, told));
+            }
+        }
+        redis.issued.forEach(block -> history.issued(new History.Issued(block.key(), block.first(), block.last(),
+                block.atNanos())));
+        // a call may end one Redis timeout after its deadline (a reply it waits for), plus the coarse tick, plus late timers
+        long lateBound = config.redisTimeout().toNanos() + 2 * CoarseTimeouts.TICK_MILLIS * 1_000_000L + 2 * Explorer.TIMER_SLACK_NANOS
+                + 1_000_000L;
+        // a key may stand free inside a wait for up to a queue waiter's refresh (1 s) and a grant's claim; not more
+        HistoryChecker.Findings findings = new HistoryChecker(2500).lateBound(lateBound)
+            .check(history, leftovers);
+        return new Explorer.Result(run.seed, findings.violations(), world.trace, history.sections(), run.steps,
+                world.elapsed() / 1_000_000);
+    }
+
+    private static boolean wasLost(LockHandle handle) {
+        try {
+            return handle.wasLost();
+        }
+        catch (RuntimeException ex) {
+            return false;
+        }
+    }
+}
