@@ -2,7 +2,9 @@ package dev.leasehold.actuator;
 
 import dev.leasehold.autoconfigure.LeaseholdAutoConfiguration;
 import dev.leasehold.engine.DefaultLockEngine;
+import dev.leasehold.engine.quorum.QuorumLockServer;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -10,6 +12,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * The {@code leasehold} health indicator, when Spring Boot's health support is present; off with
@@ -30,7 +33,10 @@ public class LeaseholdHealthAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "leaseholdHealthIndicator")
-    LeaseholdHealthIndicator leaseholdHealthIndicator(DefaultLockEngine engine, RedisHealthObserver observer) {
-        return new LeaseholdHealthIndicator(engine, observer);
+    LeaseholdHealthIndicator leaseholdHealthIndicator(DefaultLockEngine engine, RedisHealthObserver observer,
+            ObjectProvider<RedisConnectionFactory> connectionFactory, ObjectProvider<QuorumLockServer> quorum) {
+        // in quorum mode the locks are on the quorum's nodes, not on the application's Redis
+        RedisConnectionFactory factory = quorum.getIfAvailable() == null ? connectionFactory.getIfUnique() : null;
+        return new LeaseholdHealthIndicator(engine, observer, factory != null ? new RedisServerIdentity(factory) : null);
     }
 }

@@ -2,6 +2,7 @@ package dev.leasehold.actuator;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Properties;
 
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockService;
@@ -73,7 +74,11 @@ class LeaseholdHealthTest {
     void withNoLocksHeldAPingTellsAndAHealthyEngineCostsNoExtraRoundTrips() {
         runner().run(context -> {
             HealthIndicator health = context.getBean("leaseholdHealthIndicator", HealthIndicator.class);
-            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+            Health up = health.health();
+            assertThat(up.getStatus()).isEqualTo(Status.UP);
+            // the server by its own name and version (Valkey's redis_version is 7.2.4 whatever its version)
+            assertThat(up.getDetails().get("server"))
+                .isEqualTo(redis.server().serverName() + " " + redis.server().serverVersion());
 
             // while a watchdog lock is renewed, checks reuse what the watchdog learned
             LockHandle handle = context.getBean(LockService.class).lock("busy", Duration.ZERO);
@@ -97,6 +102,23 @@ class LeaseholdHealthTest {
             Await.until(Duration.ofSeconds(30), "the health is up again",
                     () -> health.health().getStatus().equals(Status.UP));
         });
+    }
+
+    @Test
+    void theServerIsNamedByServerNameAndItsOwnVersion() {
+        Properties valkey = new Properties();
+        valkey.setProperty("redis_version", "7.2.4");
+        valkey.setProperty("server_name", "valkey");
+        valkey.setProperty("valkey_version", "8.0.1");
+        assertThat(RedisServerIdentity.describe(valkey)).isEqualTo("valkey 8.0.1");
+        Properties redis62 = new Properties();
+        redis62.setProperty("redis_version", "6.2.6");
+        assertThat(RedisServerIdentity.describe(redis62)).isEqualTo("redis 6.2.6");
+        Properties clusterNode = new Properties();
+        clusterNode.setProperty("127.0.0.1:7000.redis_version", "7.2.4");
+        clusterNode.setProperty("127.0.0.1:7000.server_name", "valkey");
+        clusterNode.setProperty("127.0.0.1:7000.valkey_version", "8.0.1");
+        assertThat(RedisServerIdentity.describe(clusterNode)).isEqualTo("valkey 8.0.1");
     }
 
     @Test

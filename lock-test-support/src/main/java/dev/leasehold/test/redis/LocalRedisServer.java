@@ -60,7 +60,8 @@ final class LocalRedisServer implements TestRedisServer {
 
     @Override
     public String kind() {
-        return sentinelConfig != null ? "redis-sentinel" : "redis-server";
+        String server = new File(binary).getName().startsWith("valkey") ? "valkey" : "redis";
+        return server + (sentinelConfig != null ? "-sentinel" : "-server");
     }
 
     @Override

@@ -10,7 +10,10 @@ package dev.leasehold.test.redis;
  */
 public interface TestRedisServer extends AutoCloseable {
 
-    /** How this server was provided: {@code env}, {@code redis-server}, {@code testcontainers} or {@code embedded}. */
+    /**
+     * How this server was provided: {@code env}, {@code redis-server} (or {@code valkey-server}: a binary),
+     * {@code testcontainers} or {@code embedded}.
+     */
     String kind();
 
     String host();
@@ -45,14 +48,34 @@ public interface TestRedisServer extends AutoCloseable {
         return RespClient.commands(host(), port(), commands);
     }
 
-    /** The server's version as {@code INFO server} gives it, such as {@code 7.0.15} or {@code 6.2.11}. */
+    /**
+     * The Redis version the server reports ({@code redis_version} of {@code INFO server}), such as {@code 7.0.15}
+     * or {@code 6.2.11}; Valkey reports the Redis version it is compatible with ({@code 7.2.4} for every Valkey
+     * so far), see {@link #serverName()} and {@link #serverVersion()}.
+     */
     default String version() {
-        java.util.regex.Matcher version = java.util.regex.Pattern.compile("redis_version:(\\S+)")
+        return infoField("redis_version");
+    }
+
+    /** {@code redis} or {@code valkey}: the {@code server_name} of {@code INFO server} (Redis before 7.2 has none). */
+    default String serverName() {
+        java.util.regex.Matcher name = java.util.regex.Pattern.compile("(?m)^server_name:(\\S+)")
             .matcher(command("INFO", "server"));
-        if (!version.find()) {
-            throw new IllegalStateException("INFO server named no redis_version");
+        return name.find() ? name.group(1) : "redis";
+    }
+
+    /** The server's own version: {@code valkey_version} on Valkey (such as {@code 8.0.1}), else {@link #version()}. */
+    default String serverVersion() {
+        return "valkey".equals(serverName()) ? infoField("valkey_version") : version();
+    }
+
+    private String infoField(String field) {
+        java.util.regex.Matcher value = java.util.regex.Pattern.compile("(?m)^" + field + ":(\\S+)")
+            .matcher(command("INFO", "server"));
+        if (!value.find()) {
+            throw new IllegalStateException("INFO server named no " + field);
         }
-        return version.group(1);
+        return value.group(1);
     }
 
     /** Stops the server for good and frees what it used. */

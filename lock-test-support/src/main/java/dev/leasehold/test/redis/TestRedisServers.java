@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory;
  * <li>the URL in the environment variable {@value #URL_VARIABLE} (shared, not controllable);</li>
  * <li>a {@code redis-server} binary on the PATH (or named by {@value #BINARY_VARIABLE}), on a free loopback port;
  * {@value #BINARY_VARIABLE}{@code =}{@value #EMBEDDED_BINARY} names the Redis 6.2 binary packaged by
- * {@code embedded-redis}, run like any other binary (so pausing, Sentinel and Cluster work on it too);</li>
+ * {@code embedded-redis}, run like any other binary (so pausing, Sentinel and Cluster work on it too), and
+ * {@value #BINARY_VARIABLE}{@code =}{@value #VALKEY_BINARY} a Valkey server: {@value #VALKEY_VARIABLE}, else
+ * {@code valkey-server} on the PATH;</li>
  * <li>Testcontainers ({@code redis:7-alpine}) when a Docker engine is reachable;</li>
  * <li>the binary packaged by {@code embedded-redis}.</li>
  * </ol>
@@ -30,6 +32,12 @@ public final class TestRedisServers {
 
     /** The value of {@value #BINARY_VARIABLE} that picks the binary packaged by {@code embedded-redis}. */
     public static final String EMBEDDED_BINARY = "embedded";
+
+    /** The value of {@value #BINARY_VARIABLE} that picks a Valkey server ({@link #findValkeyBinary()}). */
+    public static final String VALKEY_BINARY = "valkey";
+
+    /** A {@code valkey-server} binary, when it is not the one on the PATH. */
+    public static final String VALKEY_VARIABLE = "LEASEHOLD_TEST_VALKEY_BINARY";
 
     private static final Logger logger = LoggerFactory.getLogger(TestRedisServers.class);
 
@@ -55,7 +63,7 @@ public final class TestRedisServers {
         else {
             server.start();
         }
-        logger.info("Test Redis: {} at {}", server.kind(), server.url());
+        logStarted(server);
         return server;
     }
 
@@ -79,8 +87,20 @@ public final class TestRedisServers {
             server = new EmbeddedRedisServer(freePort());
         }
         server.start();
-        logger.info("Test Redis: {} at {}", server.kind(), server.url());
+        logStarted(server);
         return server;
+    }
+
+    private static void logStarted(TestRedisServer server) {
+        String nameAndVersion = "";
+        try {
+            // the server's own name and version: Valkey reports redis_version 7.2.4 whatever its version
+            nameAndVersion = ", " + server.serverName() + " " + server.serverVersion();
+        }
+        catch (RuntimeException ex) {
+            // a shared server may refuse INFO to this user: the test does not need it
+        }
+        logger.info("Test Redis: {} at {}{}", server.kind(), server.url(), nameAndVersion);
     }
 
     /** Whether {@value #URL_VARIABLE} names a shared server (set and not blank). */
@@ -107,14 +127,45 @@ public final class TestRedisServers {
     static String findBinary() {
         String configured = System.getenv(BINARY_VARIABLE);
         if (configured != null && !configured.isBlank()) {
-            return EMBEDDED_BINARY.equals(configured.trim()) ? EmbeddedRedisServer.binary() : configured.trim();
+            return switch (configured.trim()) {
+                case EMBEDDED_BINARY -> EmbeddedRedisServer.binary();
+                case VALKEY_BINARY -> requiredValkeyBinary();
+                default -> configured.trim();
+            };
         }
+        return onPath("redis-server");
+    }
+
+    /**
+     * The Valkey server binary: {@value #VALKEY_VARIABLE} when set, else {@code valkey-server} on the PATH; null
+     * when there is none.
+     */
+    public static String findValkeyBinary() {
+        String configured = System.getenv(VALKEY_VARIABLE);
+        if (configured != null && !configured.isBlank()) {
+            return configured.trim();
+        }
+        return onPath("valkey-server");
+    }
+
+    private static String requiredValkeyBinary() {
+        String binary = findValkeyBinary();
+        if (binary == null) {
+            // asked for by name: running the tests on Redis instead would pass for a Valkey run
+            throw new IllegalStateException(BINARY_VARIABLE + "=" + VALKEY_BINARY + " but there is no valkey-server on "
+                    + "the PATH and " + VALKEY_VARIABLE + " is not set; on Debian 12: apt-get install -t "
+                    + "bookworm-backports valkey-server (.ci/run does it)");
+        }
+        return binary;
+    }
+
+    private static String onPath(String name) {
         String path = System.getenv("PATH");
         if (path == null) {
             return null;
         }
         for (String dir : path.split(File.pathSeparator)) {
-            File candidate = new File(dir, "redis-server");
+            File candidate = new File(dir, name);
             if (candidate.isFile() && candidate.canExecute()) {
                 return candidate.getAbsolutePath();
             }
