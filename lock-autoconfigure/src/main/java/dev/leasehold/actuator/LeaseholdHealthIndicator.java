@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.HeldLockInfo;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 
@@ -29,13 +30,13 @@ public class LeaseholdHealthIndicator implements HealthIndicator {
     private final long freshNanos;
 
     /** The server the locks are on, for the details; null in quorum mode (several servers). */
-    private final RedisServerIdentity server;
+    private final @Nullable RedisServerIdentity server;
 
     public LeaseholdHealthIndicator(DefaultLockEngine engine, RedisHealthObserver observer) {
         this(engine, observer, null);
     }
 
-    LeaseholdHealthIndicator(DefaultLockEngine engine, RedisHealthObserver observer, RedisServerIdentity server) {
+    LeaseholdHealthIndicator(DefaultLockEngine engine, RedisHealthObserver observer, @Nullable RedisServerIdentity server) {
         this.engine = engine;
         this.observer = observer;
         this.server = server;

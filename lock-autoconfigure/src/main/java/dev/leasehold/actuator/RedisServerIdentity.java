@@ -2,6 +2,7 @@ package dev.leasehold.actuator;
 
 import java.util.Properties;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,14 +20,14 @@ final class RedisServerIdentity {
 
     private final RedisConnectionFactory connectionFactory;
 
-    private volatile String identity;
+    private volatile @Nullable String identity;
 
     RedisServerIdentity(RedisConnectionFactory connectionFactory) {
         this.connectionFactory = connectionFactory;
     }
 
     /** The server's name and version, or null when it has not answered yet. */
-    String get() {
+    @Nullable String get() {
         String known = identity;
         if (known != null) {
             return known;
@@ -50,14 +51,14 @@ final class RedisServerIdentity {
      * {@code <server_name> <version>} from {@code INFO server} (on a Cluster, one node's fields, prefixed with
      * its address); Redis before 7.2 has no {@code server_name}.
      */
-    static String describe(Properties info) {
+    static @Nullable String describe(Properties info) {
         String name = field(info, "server_name");
         String server = name != null ? name : "redis";
         String version = field(info, "valkey".equals(server) ? "valkey_version" : "redis_version");
         return version == null ? null : server + " " + version;
     }
 
-    private static String field(Properties info, String name) {
+    private static @Nullable String field(Properties info, String name) {
         String value = info.getProperty(name);
         if (value != null) {
             return value.trim();
