@@ -367,8 +367,10 @@ final class Acquisition {
                 context.lines.leave(line);
             }
         };
-        if (withdrawSent != null && leaveTurn && !withdrawSent.isDone()) {
-            // the next local waiter's try goes after the withdrawal (the queue entry is this instance's)
+        if (withdrawSent != null && leaveTurn && !withdrawSent.isDone() && error == null) {
+            // the next local waiter's try goes after the withdrawal (the queue entry is this instance's); not when
+            // this wait ended on Redis failing: the withdrawal then waits for a reply that does not come, and the
+            // next caller must meet Redis's failure itself, not a turn held for it (RedisFaultTest)
             withdrawSent.whenComplete((ignored, failure) -> passOn.run());
         }
         else {
