@@ -55,9 +55,11 @@ class QueueWithdrawTest extends RealRedisEngineTest {
         gate.hold(false);
 
         Await.until(Duration.ofSeconds(5), "the first waiter's withdrawal ran", () -> gate.withdrawals() == 1);
+        // the cause, on the connection: the second waiter's try is sent after the withdrawal, not before it
+        assertThat(gate.calls()).as("calls on the connection since the first waiter's held try").startsWith("acquire", "withdraw");
         // the second waiter's try follows the withdrawal and queues the instance again at once; without the fix it
         // went before it, so the instance stays out of the queue until the second waiter's next refresh (1 s)
-        Await.until(Duration.ofMillis(FairQueue.DEFAULTS.refreshMillis() / 2), "the instance queues again for the second waiter",
+        Await.until(Duration.ofMillis(FairQueue.DEFAULTS.refreshMillis() * 8 / 10), "the instance queues again for the second waiter",
                 () -> queued(key).contains(engine.instanceId() + "|W"));
         DefaultLockEngine later = fixture.engine();
         CompletableFuture<Optional<LockHandle>> third = later.tryLockAsync(key, Duration.ofSeconds(20), null)
@@ -90,6 +92,9 @@ class QueueWithdrawTest extends RealRedisEngineTest {
 
         private final AtomicInteger withdrawals = new AtomicInteger();
 
+        /** Acquires and withdrawals in the order they were sent, from the first held acquire on. */
+        private final List<String> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
+
         AcquireRepliesGate(LockServer real) {
             super(real);
         }
@@ -111,10 +116,17 @@ class QueueWithdrawTest extends RealRedisEngineTest {
             return withdrawals.get();
         }
 
+        List<String> calls() {
+            return calls;
+        }
+
         @Override
         public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
                 long writerWaitingMillis, String waiterId, boolean joinQueue) {
             CompletableFuture<Void> now = gate;
+            if (!now.isDone() || !calls.isEmpty()) {
+                calls.add("acquire");
+            }
             CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId,
                     joinQueue);
             if (now.isDone()) {
@@ -126,6 +138,7 @@ class QueueWithdrawTest extends RealRedisEngineTest {
 
         @Override
         public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
+            calls.add("withdraw");
             return real.withdraw(keys, waiterId).whenComplete((took, error) -> withdrawals.incrementAndGet());
         }
     }

@@ -228,7 +228,8 @@ final class Explorer {
                 continue; // the connection is cut off for now: nothing goes through it
             }
             if (connection.hasSent()) {
-                choices.add(new Choice(8, null, () -> connection.runNext(false)));
+                // a renewal at the head waits longer: what callers send meanwhile may reach Redis first
+                choices.add(new Choice(connection.renewalFirst() ? 2 : 8, null, () -> connection.runNext(false)));
                 if (connection.renewalAhead()) {
                     choices.add(new Choice(2, null, connection::runPastRenewal));
                 }

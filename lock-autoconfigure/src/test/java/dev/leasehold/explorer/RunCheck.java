@@ -62,6 +62,8 @@ final class RunCheck {
                 }
             }
         }
+        redis.extendedAfterRelease.forEach(renewal -> leftovers.add("a renewal extended a lease after its release ran"
+                + " (the key kept a whole lease for nobody): " + renewal));
         Thread.getAllStackTraces().keySet().stream()
             .filter(thread -> thread.isAlive() && thread.getName().startsWith("leasehold-"))
             .forEach(thread -> leftovers.add("thread " + thread.getName() + " alive after close()"));

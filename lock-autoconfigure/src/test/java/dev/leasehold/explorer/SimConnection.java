@@ -134,6 +134,10 @@ final class SimConnection implements LockServer {
         return sent.size() > 1 && sent.peek().what.startsWith(name + " renew");
     }
 
+    synchronized boolean renewalFirst() {
+        return !sent.isEmpty() && sent.peek().what.startsWith(name + " renew");
+    }
+
     /** The server runs the first step sent after the renewals at the head of the connection, before them. */
     void runPastRenewal() {
         Step step = null;

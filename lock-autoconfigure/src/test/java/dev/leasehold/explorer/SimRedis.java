@@ -54,6 +54,12 @@ final class SimRedis {
     record Issued(String key, long first, long last, long atNanos) {
     }
 
+    /** Owner tokens whose release ran: none of them may hold a key again (a late renewal must not extend it). */
+    private final java.util.Set<String> released = new java.util.HashSet<>();
+
+    /** Renewals that extended a lease after its release ran (the key kept a whole lease for nobody). */
+    final List<String> extendedAfterRelease = new ArrayList<>();
+
     /** Every token block issued, in order: the server's truth the checker reads (tokens only go up). */
     final List<Issued> issued = new ArrayList<>();
 
@@ -298,6 +304,10 @@ final class SimRedis {
 
     boolean renew(LockKeys keys, String token, long lease) {
         if (ownersLastFence(get(keys.lock()), token) != null) {
+            if (released.contains(token)) {
+                extendedAfterRelease.add(world.tokenName(token) + " on " + keys.logicalKey() + " at "
+                        + world.now() / 1_000_000 + " ms");
+            }
             pexpire(keys.lock(), lease);
             return true;
         }
@@ -311,6 +321,7 @@ final class SimRedis {
             return false;
         }
         boolean quiet = quiet(value, token);
+        released.add(token);
         long nowMicros = micros();
         if (last > 0 && last >= nowMicros) {
             String counter = get(keys.fence());
