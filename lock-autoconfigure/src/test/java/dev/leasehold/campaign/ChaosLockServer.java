@@ -111,6 +111,11 @@ final class ChaosLockServer extends ForwardingLockServer {
     }
 
     @Override
+    public void prepareSubscriptions() {
+        real.prepareSubscriptions();
+    }
+
+    @Override
     public CompletableFuture<Void> subscribe(String channel) {
         return through(() -> real.subscribe(channel));
     }

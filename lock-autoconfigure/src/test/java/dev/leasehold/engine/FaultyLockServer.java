@@ -78,6 +78,14 @@ final class FaultyLockServer extends ForwardingLockServer {
         return real.renew(keys, mode, token, leaseMillis);
     }
 
+    /** Cut off like subscriptions: the connection ahead of them opens only once they work again. */
+    @Override
+    public void prepareSubscriptions() {
+        if (!failSubscriptions) {
+            real.prepareSubscriptions();
+        }
+    }
+
     @Override
     public CompletableFuture<Void> subscribe(String channel) {
         if (failSubscriptions) {

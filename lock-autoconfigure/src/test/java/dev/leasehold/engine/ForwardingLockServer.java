@@ -85,6 +85,11 @@ public abstract class ForwardingLockServer implements LockServer {
     }
 
     @Override
+    public void prepareSubscriptions() {
+        real.prepareSubscriptions();
+    }
+
+    @Override
     public CompletableFuture<Void> subscribe(String channel) {
         return real.subscribe(channel);
     }

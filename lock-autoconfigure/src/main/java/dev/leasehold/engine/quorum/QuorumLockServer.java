@@ -287,6 +287,11 @@ public class QuorumLockServer implements LockServer {
         nodes.forEach(node -> node.server().onSubscriptionLost(listener));
     }
 
+    @Override
+    public void prepareSubscriptions() {
+        nodes.forEach(node -> node.server().prepareSubscriptions());
+    }
+
     /** Confirmed once a majority subscribed: every release reaches a majority, so one of them tells us. */
     @Override
     public CompletableFuture<Void> subscribe(String channel) {

@@ -104,6 +104,13 @@ final class ContainerReleaseSubscriptions extends ReleaseChannels {
             .exceptionallyCompose(ex -> CompletableFuture.failedFuture(TemplateErrors.translate(ex)));
     }
 
+    /** Starts the container (its pattern subscription) ahead of the first wait, in the background. */
+    void prepare() {
+        if (!closed) {
+            startOnce();
+        }
+    }
+
     CompletableFuture<Void> unsubscribe(String channel) {
         channels.remove(channel);
         return CompletableFuture.completedFuture(null);

@@ -173,6 +173,11 @@ public class LettuceLockServer extends ScriptedLockServer {
     }
 
     @Override
+    public void prepareSubscriptions() {
+        subscriptions.prepare();
+    }
+
+    @Override
     public CompletableFuture<Void> subscribe(String channel) {
         return subscriptions.subscribe(channel);
     }

@@ -163,6 +163,11 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
     }
 
     @Override
+    public void prepareSubscriptions() {
+        subscriptions.prepare();
+    }
+
+    @Override
     public CompletableFuture<Void> subscribe(String channel) {
         return subscriptions.subscribe(channel);
     }

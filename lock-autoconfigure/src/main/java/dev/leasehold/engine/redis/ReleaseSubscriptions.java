@@ -74,6 +74,25 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         return connectionFactory.getRequiredNativeClient() instanceof RedisClusterClient;
     }
 
+    /** Opens the connection ahead of the first subscription, on {@link #thread}; a failure waits for that one. */
+    void prepare() {
+        try {
+            thread.execute(() -> {
+                try {
+                    if (!closed) {
+                        connection();
+                    }
+                }
+                catch (RuntimeException ex) {
+                    logger.debug("Opening the subscription connection ahead failed; the first subscription tries again", ex);
+                }
+            });
+        }
+        catch (java.util.concurrent.RejectedExecutionException ex) {
+            // closed meanwhile
+        }
+    }
+
     CompletableFuture<Void> subscribe(String channel) {
         wanted.add(channel);
         CompletableFuture<Void> confirmed = CompletableFuture.supplyAsync(() -> {

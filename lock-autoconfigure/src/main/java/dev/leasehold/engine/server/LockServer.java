@@ -144,6 +144,16 @@ public interface LockServer extends AutoCloseable {
      */
     void onSubscriptionLost(Runnable listener);
 
+    /**
+     * Waits may come: opens the connection release messages arrive on, in the background, so that the first
+     * refused try only has to subscribe its channel. Connecting when a try is first refused left a release
+     * published during the connect unseen, and the grant it made to this instance unclaimed until the
+     * subscription was confirmed (hundreds of ms on a loaded machine: the key stood free). Never blocks, never
+     * fails (a failed connect is retried by the next subscription).
+     */
+    default void prepareSubscriptions() {
+    }
+
     /** Starts receiving release messages of a channel; completes once the server confirmed. */
     CompletableFuture<Void> subscribe(String channel);
 

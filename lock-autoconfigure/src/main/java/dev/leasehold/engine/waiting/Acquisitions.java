@@ -4,8 +4,11 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -56,7 +59,19 @@ public final class Acquisitions implements AutoCloseable {
 
     private final Set<Acquisition> live = ConcurrentHashMap.newKeySet();
 
-    private final Consumer<Acquisition> ended = live::remove;
+    /** Set by {@link #close()}: completes once no acquisition is live (each has withdrawn what it left). */
+    private volatile @Nullable CompletableFuture<Void> allEnded;
+
+    private final Consumer<Acquisition> ended = acquisition -> {
+        live.remove(acquisition);
+        CompletableFuture<Void> closing = allEnded;
+        if (closing != null && live.isEmpty()) {
+            closing.complete(null);
+        }
+    };
+
+    /** Whether the release channel's connection was asked to open (idempotent: a race only asks twice). */
+    private volatile boolean subscriptionsPrepared;
 
     public Acquisitions(LockServer server, LockEngineSettings settings, LockTokens tokens, KeyLines lines,
             Holdings holdings, LockObserver observer, CompletableFuture<Void> shutdown, CoarseTimeouts timeouts) {
@@ -108,6 +123,11 @@ public final class Acquisitions implements AutoCloseable {
      */
     private Acquisition start(LockKeys keys, LockMode mode, long waitNanos, @Nullable Long fixedLeaseMillis,
             @Nullable Thread owner, @Nullable Executor steps) {
+        if (waitNanos > 0 && !subscriptionsPrepared) {
+            // the first call that may wait: the release channel's connection opens now, not at its first refusal
+            subscriptionsPrepared = true;
+            context.server.prepareSubscriptions();
+        }
         Acquisition acquisition = new Acquisition(context, keys, mode, waitNanos, fixedLeaseMillis, owner,
                 steps != null ? steps : context.timer, ended);
         live.add(acquisition);
@@ -139,7 +159,31 @@ public final class Acquisitions implements AutoCloseable {
         // steps already queued still run (each ends its acquisition: "shutting down"); wake-ups are dropped
         context.timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         timerThreads.stop(context.timer, context.settings.redisTimeout(), false);
+        awaitAllEnded();
         context.awaitWithdrawals();
+    }
+
+    /**
+     * A blocking caller's steps run on its own thread, not the wait thread stopped above: its acquisition ends (and
+     * sends its withdrawal) when that thread runs after the wake-up. Waited for, bounded, or close() returned with
+     * the instance still queued in Redis, and a release granted the key to that stale entry: others waited out its
+     * claim timeout while the key stood free (the campaign's L1 at 250 ms, seed 7101, an instance restarted).
+     */
+    private void awaitAllEnded() {
+        CompletableFuture<Void> closing = new CompletableFuture<>();
+        allEnded = closing;
+        if (live.isEmpty()) {
+            closing.complete(null);
+        }
+        try {
+            closing.get(context.settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        catch (ExecutionException | TimeoutException ex) {
+            // a caller thread that does not run within the Redis timeout: its entry expires on its own
+        }
     }
 
     static LockAcquisitionException shuttingDown(String key) {
