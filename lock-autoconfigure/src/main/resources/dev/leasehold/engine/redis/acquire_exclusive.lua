@@ -8,6 +8,9 @@
 -- ARGV[5] fencing rule (fence.lua's fenceRule): 'count...' in quorum mode, else clock-based
 -- ARGV[6] '1': join (or stay in) the queue when refused; '' for a single try or without the queue
 -- ARGV[7] queue entry lifetime ms   ARGV[8] fencing tokens to reserve for hand-offs (1: none)
+-- ARGV[9] liveness mode (queue.lua): the prefix of the instances' liveness keys; '' or absent: entries per try
+-- ARGV[10] claim ms   ARGV[11] wake-up channel   ARGV[12] 'sharded' or '' (see release_exclusive.lua)
+-- ARGV[13] refresh interval ms
 -- Returns {1, fencing token, last reserved token} when granted, {0, ms to wait at most} when not.
 -- The uncontended path first, before a function is defined (every definition is a closure made on every run, most
 -- of a short script's cost in Redis): the clock rule, a block that ends within the lease, and nothing there (not
@@ -52,11 +55,13 @@ end
 local member = ARGV[4] .. '|W'
 local queued = ARGV[6] == '1'
 local entryMs = tonumber(ARGV[7] or '3000')
+local live = (ARGV[9] or '') ~= '' and ARGV[9] or nil
+local claimMs = tonumber(ARGV[10] or '3000')
+local refreshMs = tonumber(ARGV[13] or '1000')
 
 local function refuse(waitMs, nowMicros, holder)
     if queued then
-        enqueue(KEYS[5], KEYS[6], member, nowMicros or serverMicros(), entryMs)
-        waitMs = math.min(waitMs, entryMs)
+        waitMs = enqueue(KEYS[5], KEYS[6], member, nowMicros or serverMicros(), entryMs, waitMs, live, claimMs, refreshMs)
         -- a quiet holder's release would not look at the queue: tell it that someone waits
         local noisy = noisyValue(holder)
         if noisy then
@@ -99,10 +104,17 @@ if lastReader[1] then
     return refuse(tonumber(lastReader[2]) - nowMs, nowMicros)
 end
 redis.call('DEL', KEYS[3])
-local head = redis.call('ZRANGE', KEYS[5], 0, 0)
-if head[1] and head[1] ~= member then
+local head = liveHead(KEYS[5], KEYS[6], nowMs, live, entryMs)
+if head and head ~= member then
+    if live then
+        -- the key is free and nobody was granted it (a grant not claimed, a holder whose lease ran out): the head's
+        -- turn now, not at its own next look
+        wakeQueueHead(KEYS[1], KEYS[5], KEYS[6], nowMs, ARGV[11], publishCommandFor(ARGV[12]), claimMs, false, live,
+            entryMs)
+        return refuse(claimMs, nowMicros)
+    end
     -- the key is free but others came first: their turn (a head that does not come expires)
-    local headExpiry = tonumber(redis.call('ZSCORE', KEYS[6], head[1]) or nowMs)
+    local headExpiry = tonumber(redis.call('ZSCORE', KEYS[6], head) or nowMs)
     return refuse(headExpiry - nowMs, nowMicros)
 end
 dequeue(KEYS[5], KEYS[6], member)
