@@ -18,8 +18,8 @@
 -- grantFence does then, spelled out: the token is the clock, the block runs on from it, and the value is a quiet
 -- grant's (owner.lua).
 -- (A block of at most 999 tokens ends within any lease of 2 ms or more; tonumber is costly on long digit strings.)
-if ARGV[5] == 'clock' and ARGV[2] ~= '1' and ARGV[2] ~= '0' and #(ARGV[8] or '1') <= 3
-        and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[4]) == 0 then
+local uncontendedChecked = ARGV[5] == 'clock' and ARGV[2] ~= '1' and ARGV[2] ~= '0' and #(ARGV[8] or '1') <= 3
+if uncontendedChecked and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[4]) == 0 then
     local time = redis.call('TIME')
     local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
     local last = now + tonumber(ARGV[8] or '1') - 1
@@ -34,8 +34,10 @@ local lease = tonumber(ARGV[2])
 local blockSize = tonumber(ARGV[8] or '1')
 local countRule = fenceRule(ARGV[5])
 -- fast path: not held, no readers, no writer waiting for readers, nobody queued, and (clock rule) no counter
--- key to read: the usual one, since the last token lives in the lock's value while it is held
-local fastPath = redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], countRule and KEYS[1] or KEYS[4]) == 0
+-- key to read: the usual one, since the last token lives in the lock's value while it is held (not asked twice:
+-- with the clock rule the check above asked the same)
+local fastPath = not uncontendedChecked
+    and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], countRule and KEYS[1] or KEYS[4]) == 0
 
 -- grants the key to this try's token and lease, with its fencing token and block recorded in the value; quiet
 -- (owner.lua) on the uncontended path: nobody queued
@@ -80,18 +82,18 @@ local function holderTtl()
     return math.max(1, ttl)
 end
 
+local holder = redis.call('GET', KEYS[1])
+if holder == 'queue-grant:' .. member then
+    -- the release granted the key to this instance: claim it with this try's token and lease (no
+    -- reader holds it then; a mark that kept readers out while this writer waited has done its job)
+    redis.call('DEL', KEYS[3])
+    dequeue(KEYS[5], KEYS[6], member)
+    return grant()
+end
 local nowMicros = serverMicros()
 local nowMs = math.floor(nowMicros / 1000)
 pruneQueue(KEYS[5], KEYS[6], nowMs)
-local holder = redis.call('GET', KEYS[1])
 if holder then
-    if holder == 'queue-grant:' .. member then
-        -- the release granted the key to this instance: claim it with this try's token and lease (no
-        -- reader holds it then; a mark that kept readers out while this writer waited has done its job)
-        redis.call('DEL', KEYS[3])
-        dequeue(KEYS[5], KEYS[6], member)
-        return grant()
-    end
     return refuse(holderTtl(), nowMicros, holder)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)

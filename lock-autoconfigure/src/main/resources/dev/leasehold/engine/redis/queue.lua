@@ -27,7 +27,10 @@ end
 -- may sleep (waitMs at most) before its next try must refresh the entry
 local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs, waitMs, live, claimMs, refreshMs)
     local nowMs = math.floor(nowMicros / 1000)
-    redis.call('ZADD', queueKey, 'NX', nowMicros, member)
+    local rank = live and redis.call('ZRANK', queueKey, member)
+    if not rank then
+        redis.call('ZADD', queueKey, 'NX', nowMicros, member)
+    end
     if not live then
         redis.call('ZADD', expiryKey, nowMs + entryMs, member)
         -- every entry expires within entryMs of now, so the keys may too: a queue of dead instances vanishes
@@ -37,7 +40,7 @@ local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs, waitMs, 
     end
     -- the head looks again within a refresh interval (a key lost with a failover stands free no longer), each entry
     -- further back a claim timeout later: after a grant its head never claimed, the next one looks
-    waitMs = math.min(waitMs, refreshMs + claimMs * redis.call('ZRANK', queueKey, member))
+    waitMs = math.min(waitMs, refreshMs + claimMs * (rank or redis.call('ZRANK', queueKey, member)))
     local keepMs = waitMs + entryMs
     redis.call('ZADD', expiryKey, nowMs + keepMs, member)
     -- the keys outlive every entry's expiry (never shortened here: others may sleep longer)
