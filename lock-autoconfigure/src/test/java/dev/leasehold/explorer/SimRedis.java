@@ -294,13 +294,14 @@ final class SimRedis {
         String member = waiterId + "|W";
         long nowMicros = micros();
         long nowMs = nowMicros / 1000;
-        pruneQueue(keys.queue(), nowMs);
         String holder = get(keys.lock());
+        if (holder != null && holder.equals("queue-grant:" + member)) {
+            return grant(keys, token, lease, 0, false); // the grant took it out of the queue (liveness)
+        }
+        if (holder == null) {
+            pruneQueue(keys.queue(), nowMs); // expired entries go when a head is chosen
+        }
         if (holder != null) {
-            if (holder.equals("queue-grant:" + member)) {
-                dequeue(keys.queue(), member);
-                return grant(keys, token, lease, 0, false);
-            }
             long ttl = pttl(keys.lock());
             Grant refused = refuse(keys, member, joinQueue, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
             String noisy = joinQueue ? noisyValue(holder) : null;

@@ -33,9 +33,8 @@ import org.jspecify.annotations.Nullable;
  * The head of the local queue talks to Redis: try, and until granted or out of time, sleep until a
  * release message, the blocker's lease end or its own deadline, then try again. On a server that
  * {@link LockServer#queuesWaiters() queues waiters}, a refused try puts this instance in the key's fair
- * queue in Redis (one entry per instance: on a Cluster kept by every try, so it tries at least every refresh
- * interval; on one server kept while it sleeps, with the instance's liveness key written every refresh interval
- * for all its waiters, see {@link WaitContext#sleepingInQueue()}); the release that makes it the head grants it the key and wakes this
+ * queue in Redis (one entry per instance: on a Cluster kept by every try, at least every refresh interval; on one
+ * server kept while it sleeps, see {@link WaitContext#sleepingInQueue()}); the release that makes it the head grants it the key and wakes this
  * instance alone, on its own channel, and the next try claims the key. A waiter that gives up takes its
  * entry, and a grant it did not claim, back ({@link LockServer#withdraw}).
  */
@@ -289,8 +288,7 @@ final class Acquisition {
 
     private void sleep(Grant refused) {
         long leftNanos = deadline - EngineClock.nanoTime();
-        // per-entry queue: the next try refreshes the entry; liveness: the heartbeat does, and the script said how
-        // long the entry lasts without a try
+        // per entry (a Cluster), the next try refreshes it; with liveness the heartbeat does, as long as the script said
         boolean refreshes = queues && !context.server.queueLiveness();
         long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(refreshes
                 ? Math.min(refused.blockedForMillis(), context.settings.fairQueue().refreshMillis())

@@ -63,7 +63,8 @@ local refreshMs = tonumber(ARGV[13] or '1000')
 
 local function refuse(waitMs, nowMicros, holder)
     if queued then
-        waitMs = enqueue(KEYS[5], KEYS[6], member, nowMicros or serverMicros(), entryMs, waitMs, live, claimMs, refreshMs)
+        waitMs = enqueue(KEYS[5], KEYS[6], member, nowMicros or serverMicros(), entryMs, waitMs, live, claimMs,
+            refreshMs)
         -- a quiet holder's release would not look at the queue: tell it that someone waits
         local noisy = noisyValue(holder)
         if noisy then
@@ -87,11 +88,17 @@ if holder == 'queue-grant:' .. member then
     -- the release granted the key to this instance: claim it with this try's token and lease (no
     -- reader holds it then; a mark that kept readers out while this writer waited has done its job)
     redis.call('DEL', KEYS[3])
-    dequeue(KEYS[5], KEYS[6], member)
+    if not live then
+        dequeue(KEYS[5], KEYS[6], member) -- with liveness the grant took it out of the queue
+    end
     return grant()
 end
 local nowMicros = serverMicros()
 local nowMs = math.floor(nowMicros / 1000)
+if holder and live then
+    -- expired entries go when a head is chosen (this one keeps or takes its place, and only reads its rank)
+    return refuse(holderTtl(), nowMicros, holder)
+end
 pruneQueue(KEYS[5], KEYS[6], nowMs)
 if holder then
     return refuse(holderTtl(), nowMicros, holder)
