@@ -266,20 +266,25 @@ public class LeaseholdProperties {
     public static class FairQueue {
 
         /**
-         * How long an instance's queue entry lasts without a refresh: a crashed or departed instance delays the
-         * queue at most this long. At least twice the refresh interval.
+         * How long a waiting instance counts as alive without a sign of it: a crashed or departed instance delays
+         * the queue at most this long. On one server the lifetime of the instance's liveness key (written every
+         * refresh interval while any of its waiters sleeps); on a Cluster, of each entry without a refresh. At
+         * least twice the refresh interval.
          */
         private Duration entryTimeout = Duration.ofSeconds(3);
 
         /**
          * How long a release's grant to the queue's head waits to be claimed before it lapses and goes to the
-         * next. At least twice the refresh interval.
+         * next; on one server also how much later than the entry ahead of it a queued waiter looks again. At
+         * least twice the refresh interval.
          */
         private Duration claimTimeout = Duration.ofSeconds(3);
 
         /**
-         * The longest a queued instance goes without trying (and so refreshing its entry and claiming a grant
-         * whose wake-up message was lost).
+         * On one server: how often a waiting instance writes its liveness key (one write for all its waiters),
+         * and the longest the queue's head goes without looking again. On a Cluster: the longest a queued
+         * instance goes without trying (and so refreshing its entry and claiming a grant whose wake-up message
+         * was lost).
          */
         private Duration refreshInterval = Duration.ofSeconds(1);
 

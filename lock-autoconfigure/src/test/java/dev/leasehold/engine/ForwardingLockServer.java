@@ -55,6 +55,16 @@ public abstract class ForwardingLockServer implements LockServer {
     }
 
     @Override
+    public boolean queueLiveness() {
+        return real.queueLiveness();
+    }
+
+    @Override
+    public CompletableFuture<Void> keepAlive(String livenessKey, long millis) {
+        return real.keepAlive(livenessKey, millis);
+    }
+
+    @Override
     public boolean reservesFences() {
         return real.reservesFences();
     }

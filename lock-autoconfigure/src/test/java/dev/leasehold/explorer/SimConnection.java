@@ -316,6 +316,19 @@ final class SimConnection implements LockServer {
     }
 
     @Override
+    public boolean queueLiveness() {
+        return true;
+    }
+
+    @Override
+    public CompletableFuture<Void> keepAlive(String livenessKey, long millis) {
+        return send(name + " keep-alive", () -> {
+            redis.keepAlive(livenessKey, millis);
+            return null;
+        });
+    }
+
+    @Override
     public boolean reservesFences() {
         return true;
     }

@@ -18,8 +18,9 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
  * withdraw, queue, is_locked): owner tokens in the lock's value ('token@last fencing token', 'token#last' for a quiet
  * grant: nobody queued, so its release does not look at the queue), compare-then-act
  * release and renewal, the clock rule of fencing tokens with the counter key's retention (lease + 60 s after its
- * last write), reserved blocks for hand-offs, the fair queue with its grants ('queue-grant:member') and the
- * entries' expiry, leases as expiries on the virtual clock. Readers (READ mode) are not simulated.
+ * last write), reserved blocks for hand-offs, the fair queue in liveness mode (one server) with its grants
+ * ('queue-grant:member', the head leaving the queue with it), the entries' expiry and the instances' liveness keys,
+ * leases as expiries on the virtual clock. Readers (READ mode) are not simulated.
  * Runs only on the explorer's thread (one command at a time, as Redis).
  */
 final class SimRedis {
@@ -46,6 +47,9 @@ final class SimRedis {
     private final Map<String, Map<String, Long>> queueExpiries = new HashMap<>();
 
     private final Map<String, Long> queueKeyExpiresAtMicros = new HashMap<>();
+
+    /** The instances' liveness keys (queue.lua, liveness mode: one server), name -> expiry µs. */
+    private final Map<String, Long> livenessExpiresAtMicros = new HashMap<>();
 
     /** Where PUBLISH goes: (channel, message). */
     private final BiConsumer<String, String> publish;
@@ -125,6 +129,7 @@ final class SimRedis {
         queues.clear();
         queueExpiries.clear();
         queueKeyExpiresAtMicros.clear();
+        livenessExpiresAtMicros.clear();
     }
 
     // ---- owner.lua
@@ -204,11 +209,53 @@ final class SimRedis {
         });
     }
 
-    private void enqueue(String queueKey, String member, long nowMicros, long entryMs) {
+    /**
+     * Liveness mode: the waiter sleeps at most waitMs, the head at most a refresh interval and each entry behind it a
+     * claim timeout more; its entry
+     * lasts that long plus the entry timeout, the queue keys at least as long, and its instance's liveness key is
+     * written. Returns the wait.
+     */
+    private long enqueue(LockKeys keys, String member, long nowMicros, long entryMs, long waitMs) {
+        String queueKey = keys.queue();
         queueExists(queueKey);
-        queues.computeIfAbsent(queueKey, k -> new LinkedHashMap<>()).putIfAbsent(member, nowMicros);
-        queueExpiries.computeIfAbsent(queueKey, k -> new HashMap<>()).put(member, nowMicros / 1000 + entryMs);
-        queueKeyExpiresAtMicros.put(queueKey, micros() + entryMs * 1000);
+        LinkedHashMap<String, Long> members = queues.computeIfAbsent(queueKey, k -> new LinkedHashMap<>());
+        members.putIfAbsent(member, nowMicros);
+        int rank = new ArrayList<>(members.keySet()).indexOf(member);
+        long wait = Math.min(waitMs, queue.refreshMillis() + queue.claimMillis() * rank);
+        long keepMs = wait + entryMs;
+        queueExpiries.computeIfAbsent(queueKey, k -> new HashMap<>()).put(member, nowMicros / 1000 + keepMs);
+        Long keyExpiry = queueKeyExpiresAtMicros.get(queueKey);
+        if (keyExpiry == null || keyExpiry - micros() < keepMs * 1000) {
+            queueKeyExpiresAtMicros.put(queueKey, micros() + keepMs * 1000);
+        }
+        keepAlive(keys.instancePrefix() + instanceOf(member), entryMs);
+        return wait;
+    }
+
+    private static String instanceOf(String member) {
+        return member.substring(0, member.length() - 2);
+    }
+
+    /** keep_alive.lua */
+    void keepAlive(String livenessKey, long millis) {
+        livenessExpiresAtMicros.put(livenessKey, micros() + millis * 1000);
+    }
+
+    private boolean alive(LockKeys keys, String member) {
+        Long expiresAt = livenessExpiresAtMicros.get(keys.instancePrefix() + instanceOf(member));
+        return expiresAt != null && expiresAt - micros() > 0;
+    }
+
+    /** The first entry whose instance is alive (or whose entry expires within the entry timeout anyway), after dropping those that are not. */
+    private String liveHead(LockKeys keys, long nowMs) {
+        while (true) {
+            String head = head(keys.queue());
+            if (head == null || alive(keys, head)
+                    || queueExpiries.get(keys.queue()).getOrDefault(head, 0L) - nowMs <= queue.entryMillis()) {
+                return head;
+            }
+            dequeue(keys.queue(), head);
+        }
     }
 
     private void dequeue(String queueKey, String member) {
@@ -225,13 +272,14 @@ final class SimRedis {
     /** {@code lookOnly}: the key is still taken a while (holdAtLeast): the head is only told to look again. */
     private void wakeQueueHead(LockKeys keys, long nowMs, boolean lookOnly) {
         pruneQueue(keys.queue(), nowMs);
-        String head = head(keys.queue());
+        String head = liveHead(keys, nowMs);
         if (head == null) {
             return;
         }
-        // no readers: the head is a writer (exclusive)
+        // no readers: the head is a writer (exclusive); it leaves the queue with its grant
         if (!lookOnly) {
             set(keys.lock(), "queue-grant:" + head, queue.claimMillis());
+            dequeue(keys.queue(), head);
         }
         publish.accept(keys.channel() + ":" + head.substring(0, head.length() - 2), "g");
     }
@@ -246,13 +294,14 @@ final class SimRedis {
         String member = waiterId + "|W";
         long nowMicros = micros();
         long nowMs = nowMicros / 1000;
-        pruneQueue(keys.queue(), nowMs);
         String holder = get(keys.lock());
+        if (holder != null && holder.equals("queue-grant:" + member)) {
+            return grant(keys, token, lease, 0, false); // the grant took it out of the queue (liveness)
+        }
+        if (holder == null) {
+            pruneQueue(keys.queue(), nowMs); // expired entries go when a head is chosen
+        }
         if (holder != null) {
-            if (holder.equals("queue-grant:" + member)) {
-                dequeue(keys.queue(), member);
-                return grant(keys, token, lease, 0, false);
-            }
             long ttl = pttl(keys.lock());
             Grant refused = refuse(keys, member, joinQueue, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
             String noisy = joinQueue ? noisyValue(holder) : null;
@@ -261,10 +310,11 @@ final class SimRedis {
             }
             return refused;
         }
-        String head = head(keys.queue());
+        String head = liveHead(keys, nowMs);
         if (head != null && !head.equals(member)) {
-            long headExpiry = queueExpiries.get(keys.queue()).getOrDefault(head, nowMs);
-            return refuse(keys, member, joinQueue, headExpiry - nowMs, nowMicros);
+            // free, and nobody was granted it: the head's turn now
+            wakeQueueHead(keys, nowMs, false);
+            return refuse(keys, member, joinQueue, queue.claimMillis(), nowMicros);
         }
         dequeue(keys.queue(), member);
         return grant(keys, token, lease, 0, false);
@@ -280,8 +330,7 @@ final class SimRedis {
 
     private Grant refuse(LockKeys keys, String member, boolean joinQueue, long waitMs, long nowMicros) {
         if (joinQueue) {
-            enqueue(keys.queue(), member, nowMicros, queue.entryMillis());
-            waitMs = Math.min(waitMs, queue.entryMillis());
+            waitMs = enqueue(keys, member, nowMicros, queue.entryMillis(), waitMs);
         }
         return Grant.refused(Math.max(1, waitMs));
     }
@@ -297,7 +346,7 @@ final class SimRedis {
         boolean othersQueued = false;
         if (queueExists(keys.queue())) {
             pruneQueue(keys.queue(), micros() / 1000);
-            othersQueued = queueExists(keys.queue());
+            othersQueued = liveHead(keys, micros() / 1000) != null;
         }
         return new FenceBlock(granted[0], granted[1], othersQueued);
     }

@@ -153,6 +153,11 @@ final class WaitersPart {
                 holder.join(TimeUnit.SECONDS.toMillis(30));
             }
             long grants = Math.max(1, granted.get());
+            // what the commands per grant are made of (commandstats, inner script commands included)
+            StringBuilder perCommand = new StringBuilder(contenderId + " commands per grant:");
+            calls.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(call -> perCommand.append(String.format(" %s %.2f", call.getKey(), (double) call.getValue() / grants)));
+            System.out.println(perCommand);
             long[] measured = java.util.Arrays.stream(latencies).filter(latency -> latency > 0).toArray();
             return new double[] { InstancesPart.quantileMillis(measured, 0.5), InstancesPart.quantileMillis(measured, 0.99),
                     (double) subscriptions / CLIENTS, (double) ServerStats.scriptCalls(calls) / grants,

@@ -57,6 +57,8 @@ record LockScript(String name, String sha1, byte[] body) {
 
     static final LockScript WITHDRAW = loadWithQueue("withdraw");
 
+    static final LockScript KEEP_ALIVE = load("keep_alive");
+
     static final LockScript RESERVE_FENCES = loadWithQueue("reserve_fences");
 
     static final LockScript INSPECT = loadWithOwner("inspect");

@@ -61,11 +61,11 @@ public abstract class ScriptedLockServer implements LockServer {
     /** The queue's figures as the scripts take them, made once per setting rather than once per call. */
     private volatile QueueText queueText = new QueueText(FairQueue.DEFAULTS);
 
-    private record QueueText(String entryMillis, String claimMillis, String tokenBlock) {
+    private record QueueText(String entryMillis, String claimMillis, String tokenBlock, String refreshMillis) {
 
         QueueText(FairQueue queue) {
             this(Long.toString(queue.entryMillis()), Long.toString(queue.claimMillis()),
-                    Integer.toString(queue.tokenBlock()));
+                    Integer.toString(queue.tokenBlock()), Long.toString(queue.refreshMillis()));
         }
     }
 
@@ -136,7 +136,8 @@ public abstract class ScriptedLockServer implements LockServer {
         QueueText text = queueText;
         List<String> args = List.of(token, leaseText(leaseMillis), writerWaitingMillis == 0 ? "0"
                 : Long.toString(writerWaitingMillis), waiterId, fenceMode(), joinQueue && queuesWaiters() ? "1" : "",
-                text.entryMillis(), reservesFences() ? text.tokenBlock() : "1");
+                text.entryMillis(), reservesFences() ? text.tokenBlock() : "1", liveness(keys), text.claimMillis(),
+                keys.channel(), publishMode(), text.refreshMillis());
         if (!acknowledged()) {
             return this.<List<?>>eval(script, Reply.LIST, scriptKeys, args).thenApply(ScriptReplies::toGrant);
         }
@@ -151,6 +152,23 @@ public abstract class ScriptedLockServer implements LockServer {
                     throw notAcknowledged("grant", acked.acknowledgements());
                 });
             });
+    }
+
+    /** The scripts' liveness argument: the liveness keys' prefix in liveness mode, else empty (entries per try). */
+    private String liveness(LockKeys keys) {
+        return queueLiveness() ? keys.instancePrefix() : "";
+    }
+
+    /** One server (standalone or Sentinel): a script may read another instance's liveness key (not on a Cluster). */
+    @Override
+    public boolean queueLiveness() {
+        return queuesWaiters() && !clustered();
+    }
+
+    @Override
+    public CompletableFuture<Void> keepAlive(String livenessKey, long millis) {
+        return this.<Long>eval(LockScript.KEEP_ALIVE, Reply.NUMBER, List.of(livenessKey), List.of(Long.toString(millis)))
+            .thenApply(result -> null);
     }
 
     /** Quorum nodes (counting fence) keep the broadcast wake-up: the queue is per server, not per quorum. */
@@ -168,7 +186,8 @@ public abstract class ScriptedLockServer implements LockServer {
     public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
         // a quorum node (counting fence) reserves too: QuorumLockServer takes the block from a majority
         List<String> scriptKeys = List.of(keys.lock(), keys.fence(), keys.queue(), keys.queueExpiry());
-        List<String> args = List.of(token, Long.toString(leaseMillis), Integer.toString(queue.tokenBlock()), fenceMode());
+        List<String> args = List.of(token, Long.toString(leaseMillis), Integer.toString(queue.tokenBlock()), fenceMode(),
+                liveness(keys), queueText.entryMillis());
         if (!acknowledged()) {
             return this.<List<?>>eval(LockScript.RESERVE_FENCES, Reply.LIST, scriptKeys, args)
                 .thenApply(ScriptReplies::toFenceBlock);
@@ -272,7 +291,7 @@ public abstract class ScriptedLockServer implements LockServer {
         List<String> scriptKeys = shared ? List.of(keys.readers(), keys.lock(), keys.queue(), keys.queueExpiry())
                 : List.of(keys.lock(), keys.queue(), keys.queueExpiry(), keys.fence());
         List<String> args = List.of(token, keys.channel(), publishMode(), keepMillis <= 0 ? "0" : Long.toString(keepMillis),
-                queueMode(), queueText.claimMillis());
+                queueMode(), queueText.claimMillis(), liveness(keys), queueText.entryMillis());
         return this.<Long>evalInOrder(script, Reply.NUMBER, scriptKeys, args).thenApply(result -> {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
                 logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "
@@ -288,7 +307,8 @@ public abstract class ScriptedLockServer implements LockServer {
     public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
         return this.<Long>eval(LockScript.WITHDRAW, Reply.NUMBER,
                 List.of(keys.writerWaiting(), keys.lock(), keys.readers(), keys.queue(), keys.queueExpiry()),
-                List.of(waiterId, keys.channel(), publishMode(), queueMode(), Long.toString(queue.claimMillis())))
+                List.of(waiterId, keys.channel(), publishMode(), queueMode(), Long.toString(queue.claimMillis()),
+                        liveness(keys), queueText.entryMillis()))
             .thenApply(result -> result == 1L);
     }
 

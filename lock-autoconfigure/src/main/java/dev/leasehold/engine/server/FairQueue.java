@@ -5,13 +5,17 @@ import java.util.Objects;
 
 /**
  * The timing of the fair queue that waiting instances form in Redis (see {@code queue.lua}), and the size of the
- * fencing-token blocks a grant reserves for hand-offs: a waiter refreshes its entry at every try, and tries at
- * least every {@code refreshInterval}; an entry not refreshed for {@code entryTimeout} is gone (its instance
- * crashed or left), and a grant its instance does not claim within {@code claimTimeout} lapses, so a dead
- * instance delays the queue by seconds at most, never by a lease.
- * @param entryTimeout how long an instance's queue entry lasts without a refresh ({@code leasehold.fair-queue.entry-timeout})
+ * fencing-token blocks a grant reserves for hand-offs. On one server a waiting instance writes its liveness key
+ * every {@code refreshInterval} while any of its waiters sleeps, and a head whose instance wrote none for
+ * {@code entryTimeout} is passed over; on a Cluster a waiter refreshes its entry at every try, tries at least every
+ * {@code refreshInterval}, and an entry not refreshed for {@code entryTimeout} is gone. A grant its instance does
+ * not claim within {@code claimTimeout} lapses, so a dead instance delays the queue by seconds, never by a lease.
+ * @param entryTimeout how long a waiting instance counts as alive without a sign of it: its liveness key (one server)
+ * or each entry without a refresh (Cluster) ({@code leasehold.fair-queue.entry-timeout})
  * @param claimTimeout how long a grant to the queue's head waits to be claimed ({@code leasehold.fair-queue.claim-timeout})
- * @param refreshInterval the longest a queued instance goes without trying ({@code leasehold.fair-queue.refresh-interval})
+ * @param refreshInterval how often a waiting instance writes its liveness key and the longest a queue head goes
+ * without looking again (one server), the longest a queued instance goes without trying (Cluster)
+ * ({@code leasehold.fair-queue.refresh-interval})
  * @param tokenBlock fencing tokens an exclusive grant reserves behind its own, for hand-offs inside the holder's
  * JVM ({@code leasehold.hand-off.token-block})
  */

@@ -62,6 +62,21 @@ public final class LockKeys {
         return new LockKeys(logicalKey, keyPrefix + "{" + hashTagContent(logicalKey) + "}");
     }
 
+    /**
+     * The prefix of the waiting instances' liveness keys ({@code <key prefix>instance:<instance id>}, fair queue on
+     * one server, see {@code queue.lua}): outside every lock's names, which all carry a hash tag.
+     */
+    public static String instancePrefix(String keyPrefix) {
+        return keyPrefix + "instance:";
+    }
+
+    /** {@link #instancePrefix(String)} of the key prefix these names were made with (names given: derived from the lock's). */
+    public String instancePrefix() {
+        String tag = "{" + hashTagContent(logicalKey) + "}";
+        return instancePrefix(given == null && lock.endsWith(tag) ? lock.substring(0, lock.length() - tag.length())
+                : lock + ":");
+    }
+
     static String hashTagContent(String logicalKey) {
         return logicalKey.startsWith("}") || logicalKey.startsWith("\\") ? "\\" + logicalKey : logicalKey;
     }

@@ -192,6 +192,20 @@ public interface LockServer extends AutoCloseable {
     }
 
     /** A cheap round trip (PING) on the connection the steps use, for health checks. */
+    /**
+     * Whether the fair queue keeps its entries by the waiting instances' liveness ({@code queue.lua}: one server,
+     * not a Cluster): a queued waiter then sleeps until the holder's lease end or its wake-up rather than a refresh
+     * interval, and the instance calls {@link #keepAlive} every refresh interval while any of its waiters sleeps.
+     */
+    default boolean queueLiveness() {
+        return false;
+    }
+
+    /** Writes this instance's liveness key ({@link LockKeys#instancePrefix(String)} + its id) for {@code millis}. */
+    default CompletableFuture<Void> keepAlive(String livenessKey, long millis) {
+        return CompletableFuture.completedFuture(null);
+    }
+
     default CompletableFuture<Void> ping() {
         return isLocked(LockKeys.of("", "leasehold:ping")).thenApply(locked -> null);
     }

@@ -33,8 +33,8 @@ import org.jspecify.annotations.Nullable;
  * The head of the local queue talks to Redis: try, and until granted or out of time, sleep until a
  * release message, the blocker's lease end or its own deadline, then try again. On a server that
  * {@link LockServer#queuesWaiters() queues waiters}, a refused try puts this instance in the key's fair
- * queue in Redis (one entry per instance, kept by every try, so it tries at least every
- * the fair queue's refresh interval); the release that makes it the head grants it the key and wakes this
+ * queue in Redis (one entry per instance: on a Cluster kept by every try, at least every refresh interval; on one
+ * server kept while it sleeps, see {@link WaitContext#sleepingInQueue()}); the release that makes it the head grants it the key and wakes this
  * instance alone, on its own channel, and the next try claims the key. A waiter that gives up takes its
  * entry, and a grant it did not claim, back ({@link LockServer#withdraw}).
  */
@@ -288,10 +288,15 @@ final class Acquisition {
 
     private void sleep(Grant refused) {
         long leftNanos = deadline - EngineClock.nanoTime();
-        long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(queues
+        // per entry (a Cluster), the next try refreshes it; with liveness the heartbeat does, as long as the script said
+        boolean refreshes = queues && !context.server.queueLiveness();
+        long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(refreshes
                 ? Math.min(refused.blockedForMillis(), context.settings.fairQueue().refreshMillis())
                 : refused.blockedForMillis()));
         context.sleeping.incrementAndGet();
+        if (queues && !refreshes) {
+            context.sleepingInQueue();
+        }
         // no message: the holder's lease may have ended; look again
         then(until(releases.release(), releases.sleepNanos(waitNanos)), () -> {
             context.sleeping.decrementAndGet();

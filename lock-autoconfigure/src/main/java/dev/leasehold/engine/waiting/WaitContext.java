@@ -88,6 +88,45 @@ final class WaitContext {
         }
     }
 
+    /** Whether the instance's liveness heartbeat is scheduled (liveness mode of the fair queue). */
+    private final java.util.concurrent.atomic.AtomicBoolean heartbeat = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * A queued waiter goes to sleep ({@link #sleeping} counted it): in liveness mode ({@link LockServer#queueLiveness})
+     * this instance's liveness key is written every refresh interval until no waiter sleeps any more, one write
+     * for all of them (their entries in Redis last as long as they sleep, and count while this key does).
+     */
+    void sleepingInQueue() {
+        if (heartbeat.compareAndSet(false, true)) {
+            scheduleHeartbeat();
+        }
+    }
+
+    private void scheduleHeartbeat() {
+        if (schedule(this::beat, settings.fairQueue().refreshInterval().toNanos()) == null) {
+            heartbeat.set(false);
+        }
+    }
+
+    private void beat() {
+        if (sleeping.get() == 0 || shutdown.isDone()) {
+            heartbeat.set(false);
+            // a waiter that went to sleep just now found the heartbeat still on: start it again for it
+            if (sleeping.get() > 0 && !shutdown.isDone()) {
+                sleepingInQueue();
+            }
+            return;
+        }
+        try {
+            server.keepAlive(dev.leasehold.engine.server.LockKeys.instancePrefix(settings.keyPrefix())
+                    + tokens.instanceId(), settings.fairQueue().entryMillis());
+        }
+        catch (RuntimeException ex) {
+            // best effort: the next beat, or the waiters' next tries, write it again
+        }
+        scheduleHeartbeat();
+    }
+
     /** Takes back whatever the acquire may have granted, once its reply came (or failed). */
     void takeBackAfter(CompletableFuture<Grant> reply, LockKeys keys, LockMode mode, String token) {
         try {

@@ -8,6 +8,9 @@
 -- ARGV[5] fencing rule (fence.lua's fenceRule): 'count...' in quorum mode, else clock-based
 -- ARGV[6] '1': join (or stay in) the queue when refused; '' for a single try or without the queue
 -- ARGV[7] queue entry lifetime ms   ARGV[8] fencing tokens to reserve for hand-offs (1: none)
+-- ARGV[9] liveness mode (queue.lua): the prefix of the instances' liveness keys; '' or absent: entries per try
+-- ARGV[10] claim ms   ARGV[11] wake-up channel   ARGV[12] 'sharded' or '' (see release_exclusive.lua)
+-- ARGV[13] refresh interval ms
 -- Returns {1, fencing token, last reserved token} when granted, {0, ms to wait at most} when not.
 -- The uncontended path first, before a function is defined (every definition is a closure made on every run, most
 -- of a short script's cost in Redis): the clock rule, a block that ends within the lease, and nothing there (not
@@ -15,8 +18,8 @@
 -- grantFence does then, spelled out: the token is the clock, the block runs on from it, and the value is a quiet
 -- grant's (owner.lua).
 -- (A block of at most 999 tokens ends within any lease of 2 ms or more; tonumber is costly on long digit strings.)
-if ARGV[5] == 'clock' and ARGV[2] ~= '1' and ARGV[2] ~= '0' and #(ARGV[8] or '1') <= 3
-        and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[4]) == 0 then
+local uncontendedChecked = ARGV[5] == 'clock' and ARGV[2] ~= '1' and ARGV[2] ~= '0' and #(ARGV[8] or '1') <= 3
+if uncontendedChecked and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[4]) == 0 then
     local time = redis.call('TIME')
     local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
     local last = now + tonumber(ARGV[8] or '1') - 1
@@ -31,8 +34,10 @@ local lease = tonumber(ARGV[2])
 local blockSize = tonumber(ARGV[8] or '1')
 local countRule = fenceRule(ARGV[5])
 -- fast path: not held, no readers, no writer waiting for readers, nobody queued, and (clock rule) no counter
--- key to read: the usual one, since the last token lives in the lock's value while it is held
-local fastPath = redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], countRule and KEYS[1] or KEYS[4]) == 0
+-- key to read: the usual one, since the last token lives in the lock's value while it is held (not asked twice:
+-- with the clock rule the check above asked the same)
+local fastPath = not uncontendedChecked
+    and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], countRule and KEYS[1] or KEYS[4]) == 0
 
 -- grants the key to this try's token and lease, with its fencing token and block recorded in the value; quiet
 -- (owner.lua) on the uncontended path: nobody queued
@@ -52,11 +57,14 @@ end
 local member = ARGV[4] .. '|W'
 local queued = ARGV[6] == '1'
 local entryMs = tonumber(ARGV[7] or '3000')
+local live = (ARGV[9] or '') ~= '' and ARGV[9] or nil
+local claimMs = tonumber(ARGV[10] or '3000')
+local refreshMs = tonumber(ARGV[13] or '1000')
 
 local function refuse(waitMs, nowMicros, holder)
     if queued then
-        enqueue(KEYS[5], KEYS[6], member, nowMicros or serverMicros(), entryMs)
-        waitMs = math.min(waitMs, entryMs)
+        waitMs = enqueue(KEYS[5], KEYS[6], member, nowMicros or serverMicros(), entryMs, waitMs, live, claimMs,
+            refreshMs)
         -- a quiet holder's release would not look at the queue: tell it that someone waits
         local noisy = noisyValue(holder)
         if noisy then
@@ -75,18 +83,24 @@ local function holderTtl()
     return math.max(1, ttl)
 end
 
+local holder = redis.call('GET', KEYS[1])
+if holder == 'queue-grant:' .. member then
+    -- the release granted the key to this instance: claim it with this try's token and lease (no
+    -- reader holds it then; a mark that kept readers out while this writer waited has done its job)
+    redis.call('DEL', KEYS[3])
+    if not live then
+        dequeue(KEYS[5], KEYS[6], member) -- with liveness the grant took it out of the queue
+    end
+    return grant()
+end
 local nowMicros = serverMicros()
 local nowMs = math.floor(nowMicros / 1000)
+if holder and live then
+    -- expired entries go when a head is chosen (this one keeps or takes its place, and only reads its rank)
+    return refuse(holderTtl(), nowMicros, holder)
+end
 pruneQueue(KEYS[5], KEYS[6], nowMs)
-local holder = redis.call('GET', KEYS[1])
 if holder then
-    if holder == 'queue-grant:' .. member then
-        -- the release granted the key to this instance: claim it with this try's token and lease (no
-        -- reader holds it then; a mark that kept readers out while this writer waited has done its job)
-        redis.call('DEL', KEYS[3])
-        dequeue(KEYS[5], KEYS[6], member)
-        return grant()
-    end
     return refuse(holderTtl(), nowMicros, holder)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
@@ -99,10 +113,17 @@ if lastReader[1] then
     return refuse(tonumber(lastReader[2]) - nowMs, nowMicros)
 end
 redis.call('DEL', KEYS[3])
-local head = redis.call('ZRANGE', KEYS[5], 0, 0)
-if head[1] and head[1] ~= member then
+local head = liveHead(KEYS[5], KEYS[6], nowMs, live, entryMs)
+if head and head ~= member then
+    if live then
+        -- the key is free and nobody was granted it (a grant not claimed, a holder whose lease ran out): the head's
+        -- turn now, not at its own next look
+        wakeQueueHead(KEYS[1], KEYS[5], KEYS[6], nowMs, ARGV[11], publishCommandFor(ARGV[12]), claimMs, false, live,
+            entryMs)
+        return refuse(claimMs, nowMicros)
+    end
     -- the key is free but others came first: their turn (a head that does not come expires)
-    local headExpiry = tonumber(redis.call('ZSCORE', KEYS[6], head[1]) or nowMs)
+    local headExpiry = tonumber(redis.call('ZSCORE', KEYS[6], head) or nowMs)
     return refuse(headExpiry - nowMs, nowMicros)
 end
 dequeue(KEYS[5], KEYS[6], member)

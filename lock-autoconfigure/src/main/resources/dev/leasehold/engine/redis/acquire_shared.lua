@@ -3,6 +3,8 @@
 -- KEYS[5] queue of waiting instances   KEYS[6] their expiries
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[4] the waiter's id   ARGV[5] fencing rule (fence.lua's fenceRule)
 -- ARGV[6] '1': join (or stay in) the queue when refused   ARGV[7] queue entry lifetime ms
+-- ARGV[9] liveness mode (queue.lua): the prefix of the instances' liveness keys, or ''   ARGV[10] claim ms
+-- ARGV[13] refresh interval ms
 -- Returns {1, fencing token, fencing token} when granted, {0, ms to wait at most} when not.
 
 -- @queue.lua
@@ -11,13 +13,15 @@ local lease = tonumber(ARGV[2])
 local member = ARGV[4] .. '|R'
 local queued = ARGV[6] == '1'
 local entryMs = tonumber(ARGV[7] or '3000')
+local live = (ARGV[9] or '') ~= '' and ARGV[9] or nil
+local claimMs = tonumber(ARGV[10] or '3000')
+local refreshMs = tonumber(ARGV[13] or '1000')
 local nowMicros = serverMicros()
 local nowMs = math.floor(nowMicros / 1000)
 
 local function refuse(waitMs, held)
     if queued then
-        enqueue(KEYS[5], KEYS[6], member, nowMicros, entryMs)
-        waitMs = math.min(waitMs, entryMs)
+        waitMs = enqueue(KEYS[5], KEYS[6], member, nowMicros, entryMs, waitMs, live, claimMs, refreshMs)
         -- a quiet holder's release would not look at the queue (owner.lua): tell it that someone waits
         local noisy = held and noisyValue(redis.call('GET', KEYS[1]))
         if noisy then
@@ -51,6 +55,9 @@ if writerWaiting ~= -2 then
 end
 if redis.call('EXISTS', KEYS[5]) == 1 then
     pruneQueue(KEYS[5], KEYS[6], nowMs)
+    if live then
+        liveHead(KEYS[5], KEYS[6], nowMs, live, entryMs) -- a dead writer at the head keeps nobody out
+    end
     -- readers share, but not ahead of a writer that queued before them (it would starve)
     local rank = redis.call('ZRANK', KEYS[5], member)
     local ahead = rank and (rank > 0 and redis.call('ZRANGE', KEYS[5], 0, rank - 1) or {})

@@ -1,8 +1,16 @@
 -- The fair queue of waiting instances, put where a script says "-- @queue.lua" (LockScript), after fence.lua.
 -- One entry per instance and key: member '<waiter id>|W' (exclusive) or '<waiter id>|R' (shared) in a zset
--- scored by arrival (server clock, µs), and its expiry (ms) in a second zset. A waiting instance refreshes
--- its entry on every try (about once a second); an entry not refreshed is gone after its expiry, so a
--- crashed instance never blocks the queue for longer than that.
+-- scored by arrival (server clock, µs), and its expiry (ms) in a second zset. An entry not refreshed is gone after
+-- its expiry, so a crashed instance never blocks the queue for long. Two ways to keep entries:
+-- * per entry (a Redis Cluster, where a script touches one slot only): every try refreshes the entry for the entry
+--   timeout, and a waiter tries at least every refresh interval;
+-- * liveness (one server: standalone or Sentinel; 'live' is the prefix of the instances' liveness keys,
+--   '<prefix><waiter id>'): an entry lasts as long as its waiter sleeps plus the entry timeout, and each waiting
+--   instance writes one liveness key per refresh interval, whatever the number of its entries; a head whose
+--   instance wrote none within the entry timeout is dropped when its turn would come. A waiter then sleeps until
+--   the holder's lease end (or its wake-up), but the head at most a refresh interval and each entry behind it a
+--   claim timeout more, so that a key lost with a failover, or granted to a head that never claims it, is taken
+--   in time.
 -- A release grants the key directly to an exclusive head ('queue-grant:<member>', a short lease that only
 -- that instance can turn into its own) and publishes to that instance's channel only; shared heads (all
 -- consecutive ones) are woken to take their read leases. Nobody else is woken, so nobody tries and loses.
@@ -15,19 +23,52 @@ local function pruneQueue(queueKey, expiryKey, nowMs)
     end
 end
 
--- joins the queue, or keeps its place and refreshes its expiry when already in it
-local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs)
+-- joins the queue, or keeps its place and refreshes its expiry when already in it; returns how long the waiter
+-- may sleep (waitMs at most) before its next try must refresh the entry
+local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs, waitMs, live, claimMs, refreshMs)
     local nowMs = math.floor(nowMicros / 1000)
-    redis.call('ZADD', queueKey, 'NX', nowMicros, member)
-    redis.call('ZADD', expiryKey, nowMs + entryMs, member)
-    -- every entry expires within entryMs of now, so the keys may too: a queue of dead instances vanishes
-    redis.call('PEXPIRE', queueKey, entryMs)
-    redis.call('PEXPIRE', expiryKey, entryMs)
+    local rank = live and redis.call('ZRANK', queueKey, member)
+    if not rank then
+        redis.call('ZADD', queueKey, 'NX', nowMicros, member)
+    end
+    if not live then
+        redis.call('ZADD', expiryKey, nowMs + entryMs, member)
+        -- every entry expires within entryMs of now, so the keys may too: a queue of dead instances vanishes
+        redis.call('PEXPIRE', queueKey, entryMs)
+        redis.call('PEXPIRE', expiryKey, entryMs)
+        return math.min(waitMs, entryMs)
+    end
+    -- the head looks again within a refresh interval (a key lost with a failover stands free no longer), each entry
+    -- further back a claim timeout later: after a grant its head never claimed, the next one looks
+    waitMs = math.min(waitMs, refreshMs + claimMs * (rank or redis.call('ZRANK', queueKey, member)))
+    local keepMs = waitMs + entryMs
+    redis.call('ZADD', expiryKey, nowMs + keepMs, member)
+    -- the keys outlive every entry's expiry (never shortened here: others may sleep longer)
+    if redis.call('PTTL', queueKey) < keepMs then
+        redis.call('PEXPIRE', queueKey, keepMs)
+        redis.call('PEXPIRE', expiryKey, keepMs)
+    end
+    redis.call('SET', live .. string.sub(member, 1, -3), '1', 'PX', entryMs)
+    return waitMs
 end
 
 local function dequeue(queueKey, expiryKey, member)
     redis.call('ZREM', queueKey, member)
     redis.call('ZREM', expiryKey, member)
+end
+
+-- Liveness mode: the first entry whose instance is alive, after dropping those before it whose instance is not; an
+-- entry without a liveness key that expires within entryMs anyway (kept by an instance that refreshes per entry)
+-- counts as alive. Without liveness, the first entry. Nil when nobody waits.
+local function liveHead(queueKey, expiryKey, nowMs, live, entryMs)
+    while true do
+        local head = redis.call('ZRANGE', queueKey, 0, 0)[1]
+        if not head or not live or redis.call('EXISTS', live .. string.sub(head, 1, -3)) == 1
+                or tonumber(redis.call('ZSCORE', expiryKey, head) or '0') - nowMs <= entryMs then
+            return head
+        end
+        dequeue(queueKey, expiryKey, head)
+    end
 end
 
 local function waiterChannel(channelBase, member)
@@ -36,10 +77,19 @@ end
 
 -- Wakes the head of the queue once the key is free: an exclusive head gets the key for claimMs; shared
 -- heads are told to come. With lookOnly (the key is still taken a while: holdAtLeast) nothing is granted and
--- the heads are only told to look again. Returns 2 when Redis refused a publish (ACL), else 1.
-local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, publishCommand, claimMs, lookOnly)
+-- the heads are only told to look again. In liveness mode a dead head is passed over, and an exclusive head leaves
+-- the queue with its grant (a live instance that no longer waits for it would otherwise get it at every release).
+-- Returns 2 when Redis refused a publish (ACL), else 1.
+local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, publishCommand, claimMs, lookOnly,
+        live, entryMs)
     pruneQueue(queueKey, expiryKey, nowMs)
-    local heads = redis.call('ZRANGE', queueKey, 0, 63)
+    local heads
+    if live then
+        local head = liveHead(queueKey, expiryKey, nowMs, live, entryMs)
+        heads = (head == nil or string.sub(head, -2) == '|W') and {head} or redis.call('ZRANGE', queueKey, 0, 63)
+    else
+        heads = redis.call('ZRANGE', queueKey, 0, 63)
+    end
     local result = 1
     for i, member in ipairs(heads) do
         local exclusiveHead = string.sub(member, -2) == '|W'
@@ -48,6 +98,9 @@ local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, p
         end
         if exclusiveHead and not lookOnly then
             redis.call('SET', lockKey, 'queue-grant:' .. member, 'PX', claimMs)
+            if live then
+                dequeue(queueKey, expiryKey, member)
+            end
         end
         local published = redis.pcall(publishCommand, waiterChannel(channelBase, member), exclusiveHead and 'g' or 'r')
         if type(published) == 'table' and published['err'] then

@@ -8,6 +8,7 @@
 -- ARGV[5] 'queued': waiters queue (the key goes straight to the queue's head, and a release with nobody
 --         queued publishes nothing); '' (quorum mode): every release is published on ARGV[2]
 -- ARGV[6] how long a queue head has to claim the key granted to it, ms
+-- ARGV[7] liveness mode (queue.lua): the prefix of the instances' liveness keys, or ''   ARGV[8] queue entry ms
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (an ACL user without rights on
 -- the channel: waiters elsewhere then wake at their re-check), 0 when the token no longer owned the lock.
 local value = redis.call('GET', KEYS[1])
@@ -65,7 +66,8 @@ if ARGV[5] == 'queued' then
     -- with a hold left, the head is only told to look again: its last try saw the whole lease, so it would sleep
     -- past the hold's end (up to its refresh); the next try sees the hold's end and sleeps exactly until then
     return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor((nowMicros or serverMicros()) / 1000), ARGV[2],
-        publishCommandFor(ARGV[3]), tonumber(ARGV[6]), keepMs > 0)
+        publishCommandFor(ARGV[3]), tonumber(ARGV[6]), keepMs > 0, (ARGV[7] or '') ~= '' and ARGV[7] or nil,
+        tonumber(ARGV[8] or '3000'))
 end
 -- pcall: a refused PUBLISH must not turn a done release into an error
 local published = redis.pcall(publishCommandFor(ARGV[3]), ARGV[2], '1')

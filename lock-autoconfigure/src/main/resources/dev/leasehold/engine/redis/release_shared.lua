@@ -2,7 +2,8 @@
 -- KEYS[1] readers   KEYS[2] lock   KEYS[3] queue of waiting instances   KEYS[4] their expiries
 -- ARGV[1] token   ARGV[2] wake-up channel   ARGV[3] 'sharded' (see release_exclusive.lua)
 -- ARGV[4] hold-at-least ms left: this read lease stays that long instead of being removed (0: none)
--- ARGV[5] 'queued' or '' and ARGV[6] claim ms: as in release_exclusive.lua
+-- ARGV[5] 'queued' or '', ARGV[6] claim ms, ARGV[7] liveness prefix and ARGV[8] queue entry ms: as in
+-- release_exclusive.lua
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (see release_exclusive.lua),
 -- 0 when the token no longer held a read lease.
 
@@ -33,7 +34,8 @@ if ARGV[5] == 'queued' then
     if redis.call('EXISTS', KEYS[3]) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then
         return 1
     end
-    return wakeQueueHead(KEYS[2], KEYS[3], KEYS[4], nowMs, ARGV[2], publishCommandFor(ARGV[3]), tonumber(ARGV[6]))
+    return wakeQueueHead(KEYS[2], KEYS[3], KEYS[4], nowMs, ARGV[2], publishCommandFor(ARGV[3]), tonumber(ARGV[6]),
+        false, (ARGV[7] or '') ~= '' and ARGV[7] or nil, tonumber(ARGV[8] or '3000'))
 end
 local published = redis.pcall(publishCommandFor(ARGV[3]), ARGV[2], '1')
 if type(published) == 'table' and published['err'] then

@@ -4,11 +4,14 @@
 -- KEYS[1] writer-waiting marker   KEYS[2] lock   KEYS[3] readers   KEYS[4] queue   KEYS[5] queue expiries
 -- ARGV[1] the waiter's id   ARGV[2] wake-up channel   ARGV[3] 'sharded' (see release_exclusive.lua)
 -- ARGV[4] 'queued' or ''   ARGV[5] claim ms
+-- ARGV[6] liveness mode (queue.lua): the prefix of the instances' liveness keys, or ''   ARGV[7] queue entry ms
 -- Returns 1 when it took anything back, 0 otherwise.
 
 -- @queue.lua
 
 local publishCommand = publishCommandFor(ARGV[3])
+local live = (ARGV[6] or '') ~= '' and ARGV[6] or nil
+local entryMs = tonumber(ARGV[7] or '3000')
 local took = 0
 local nowMs = math.floor(serverMicros() / 1000)
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -30,11 +33,11 @@ end
 if took == 1 and ARGV[4] == 'queued' and redis.call('EXISTS', KEYS[4]) == 1 then
     local holder = redis.call('GET', KEYS[2])
     if not holder and redis.call('ZCOUNT', KEYS[3], nowMs + 1, '+inf') == 0 then
-        wakeQueueHead(KEYS[2], KEYS[4], KEYS[5], nowMs, ARGV[2], publishCommand, tonumber(ARGV[5]))
+        wakeQueueHead(KEYS[2], KEYS[4], KEYS[5], nowMs, ARGV[2], publishCommand, tonumber(ARGV[5]), false, live, entryMs)
     elseif holder and string.sub(holder, 1, 9) == 'released:' then
         -- a holdAtLeast nobody owns ends without a release: the new head is told to look again (its last try may
         -- have seen a whole lease; the head that was told at the release is the one leaving)
-        wakeQueueHead(KEYS[2], KEYS[4], KEYS[5], nowMs, ARGV[2], publishCommand, tonumber(ARGV[5]), true)
+        wakeQueueHead(KEYS[2], KEYS[4], KEYS[5], nowMs, ARGV[2], publishCommand, tonumber(ARGV[5]), true, live, entryMs)
     end
 end
 return took

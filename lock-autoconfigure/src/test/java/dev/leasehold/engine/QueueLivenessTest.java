@@ -1,0 +1,85 @@
+package dev.leasehold.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import dev.leasehold.LockHandle;
+import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.engine.server.LockKeys;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * On one server (standalone or Sentinel) the fair queue keeps a waiting instance's entries by one liveness key per
+ * instance, not by a try per entry: instances queued on many keys behind long holds cost Redis about one look per
+ * key and refresh interval (the head's), however many instances wait (issue 31, item 5).
+ */
+class QueueLivenessTest extends EveryServerEngineTest {
+
+    private static final int KEYS = 8;
+
+    private static final int INSTANCES = 4;
+
+    @Test
+    void instancesQueuedBehindLongHoldsDoNotEachRetryEveryRefreshInterval() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        List<LockHandle> held = new ArrayList<>();
+        for (int k = 0; k < KEYS; k++) {
+            held.add(holder.lock("long-" + k, Duration.ZERO));
+        }
+        List<FaultyLockServer> servers = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(KEYS * INSTANCES);
+        List<Future<?>> waiters = new ArrayList<>();
+        for (int i = 0; i < INSTANCES; i++) {
+            FaultyLockServer server = new FaultyLockServer(fixture.server("lock:"));
+            assertThat(server.queueLiveness()).as("one server: liveness mode").isTrue();
+            servers.add(server);
+            DefaultLockEngine engine = fixture.engine(server, EngineFixture.fastSettings());
+            for (int k = 0; k < KEYS; k++) {
+                String key = "long-" + k;
+                waiters.add(pool.submit(() -> {
+                    try (LockHandle handle = engine.lock(key, Duration.ofSeconds(30))) {
+                        return null;
+                    }
+                }));
+            }
+        }
+        for (int k = 0; k < KEYS; k++) {
+            String key = "long-" + k;
+            Await.until(Duration.ofSeconds(10), "every instance queued on " + key, () -> queueLength(key) == INSTANCES);
+        }
+        servers.forEach(server -> server.acquires.set(0));
+        long started = System.nanoTime();
+        Thread.sleep(5 * FairQueue.DEFAULTS.refreshMillis() + 500); // the waiting itself is what is measured
+        int tries = servers.stream().mapToInt(server -> server.acquires.get()).sum();
+        long seconds = (System.nanoTime() - started) / 1_000_000_000L + 1;
+        System.out.printf("%d instances waiting on %d keys: %d tries in %d s%n", INSTANCES, KEYS, tries, seconds);
+
+        // per entry (a try per instance, key and refresh interval) it would be INSTANCES x KEYS x 6 = 192 (173 and 213
+        // seen before the change); here each key's head looks once per refresh interval, the next one once per claim
+        // timeout, the others not, and each waiter may try once more as its subscription is confirmed
+        long heads = KEYS * (seconds * 1000 / FairQueue.DEFAULTS.refreshMillis() + 1);
+        long nextInLine = KEYS * (seconds * 1000 / FairQueue.DEFAULTS.claimMillis() + 1);
+        assertThat(tries).as("tries while %d instances wait on %d keys for %d s", INSTANCES, KEYS, seconds)
+            .isLessThanOrEqualTo((int) (heads + nextInLine + INSTANCES * KEYS));
+        for (int k = 0; k < KEYS; k++) {
+            assertThat(queueLength("long-" + k)).as("nobody dropped out of the queue of long-" + k).isEqualTo(INSTANCES);
+        }
+
+        held.forEach(LockHandle::close);
+        for (Future<?> waiter : waiters) {
+            waiter.get(60, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+    }
+
+    private int queueLength(String key) {
+        return Integer.parseInt(redis.server().command("ZCARD", LockKeys.of("lock:", key).queue()).trim());
+    }
+}
