@@ -9,6 +9,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.server.ServerVersion;
 import dev.leasehold.engine.support.StarterThreads;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
@@ -52,13 +53,19 @@ final class ReleaseSubscriptions extends ReleaseChannels {
     /** Only touched on {@link #thread}. */
     private @Nullable StatefulRedisPubSubConnection<byte[], byte[]> connection;
 
-    /** Whether channels are sharded (SSUBSCRIBE): on a Redis 7+ Cluster; decided when connecting. */
+    /**
+     * Whether channels are sharded (SSUBSCRIBE): on a Cluster of Redis 7+ or Valkey, decided when connecting by
+     * the server's name and own version ({@link ServerVersion}).
+     */
     private volatile boolean sharded;
 
     /** Channels this JVM wants now: a server-side unsubscribe of one of them means its messages are lost. */
     private final java.util.Set<String> wanted = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private volatile boolean closed;
+
+    /** What {@link #announce} logged last; only touched on {@link #thread}. */
+    private @Nullable String announced;
 
     private final StarterThreads threads = new StarterThreads("leasehold-subscriptions");
 
@@ -118,7 +125,9 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         AbstractRedisClient client = connectionFactory.getRequiredNativeClient();
         StatefulRedisPubSubConnection<byte[], byte[]> opened = open(client);
         // asked before the first subscription (a subscribed RESP2 connection takes no INFO)
-        sharded = client instanceof RedisClusterClient && majorVersion(opened.sync().info("server")) >= 7;
+        ServerVersion server = ServerVersion.parse(opened.sync().info("server"));
+        sharded = client instanceof RedisClusterClient && server != null && server.hasShardedPubSub();
+        announce(server, client instanceof RedisClusterClient);
         opened.addListener((RedisPubSubListener<byte[], byte[]>) listener);
         opened.addListener((RedisConnectionStateListener) listener);
         opened.async().subscribe(keepAliveChannel);
@@ -126,15 +135,15 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         return opened;
     }
 
-    private static int majorVersion(String info) {
-        for (String line : info.split("\r?\n")) {
-            if (line.startsWith("redis_version:")) {
-                String version = line.substring("redis_version:".length()).trim();
-                int dot = version.indexOf('.');
-                return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
-            }
+    /** Once, and again only if the server changed (a failover to another version): what decided the channels. */
+    private void announce(@Nullable ServerVersion server, boolean cluster) {
+        String described = (server == null ? "a server that names no version" : server.toString())
+                + (cluster ? (sharded ? ", a Cluster: sharded pub/sub (SSUBSCRIBE, SPUBLISH)"
+                        : ", a Cluster without sharded pub/sub (SUBSCRIBE, PUBLISH)") : " (SUBSCRIBE, PUBLISH)");
+        if (!described.equals(announced)) {
+            announced = described;
+            logger.info("Leasehold's release messages: " + described);
         }
-        return 0;
     }
 
     /** Not closed (it may be reconnecting); on {@link #thread} only. */
