@@ -2,6 +2,7 @@ package dev.leasehold.actuator;
 
 import java.util.Properties;
 
+import dev.leasehold.engine.server.ServerVersion;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,10 +53,9 @@ final class RedisServerIdentity {
      * its address); Redis before 7.2 has no {@code server_name}.
      */
     static @Nullable String describe(Properties info) {
-        String name = field(info, "server_name");
-        String server = name != null ? name : "redis";
-        String version = field(info, "valkey".equals(server) ? "valkey_version" : "redis_version");
-        return version == null ? null : server + " " + version;
+        ServerVersion server = ServerVersion.of(field(info, "server_name"), field(info, "valkey_version"),
+                field(info, "redis_version"));
+        return server == null ? null : server.toString();
     }
 
     private static @Nullable String field(Properties info, String name) {

@@ -75,8 +75,8 @@ class ClusterTest extends ClusterEngineTest {
             // the waiting instance's own channel, '<key>:released:<instance id>', in the key's slot
             String channel = "lock:{" + key + "}:released";
             TestRedisServer owner = cluster.nodes().get(nodeHolding("lock:{" + key + "}"));
-            if (Integer.parseInt(owner.version().split("\\.")[0]) >= 7) {
-                // Redis 7: a sharded subscription on the node that owns the key's slot, not a cluster-wide channel
+            if (owner.serverName().equals("valkey") || Integer.parseInt(owner.version().split("\\.")[0]) >= 7) {
+                // Redis 7, Valkey: a sharded subscription on the node that owns the key's slot, not a cluster-wide channel
                 Await.until(Duration.ofSeconds(10), "a sharded subscription on the slot's node",
                         () -> owner.command("PUBSUB", "SHARDCHANNELS", channel + "*").contains(channel));
                 for (TestRedisServer node : cluster.nodes()) {

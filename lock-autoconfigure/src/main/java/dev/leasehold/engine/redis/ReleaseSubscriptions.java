@@ -4,11 +4,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.server.ServerVersion;
 import dev.leasehold.engine.support.StarterThreads;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
@@ -52,13 +54,19 @@ final class ReleaseSubscriptions extends ReleaseChannels {
     /** Only touched on {@link #thread}. */
     private @Nullable StatefulRedisPubSubConnection<byte[], byte[]> connection;
 
-    /** Whether channels are sharded (SSUBSCRIBE): on a Redis 7+ Cluster; decided when connecting. */
+    /**
+     * Whether channels are sharded (SSUBSCRIBE): on a Cluster of Redis 7+ or Valkey, decided when connecting by
+     * the server's name and own version ({@link ServerVersion}).
+     */
     private volatile boolean sharded;
 
     /** Channels this JVM wants now: a server-side unsubscribe of one of them means its messages are lost. */
     private final java.util.Set<String> wanted = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private volatile boolean closed;
+
+    /** What {@link #announce} logged last; only touched on {@link #thread}. */
+    private @Nullable String announced;
 
     private final StarterThreads threads = new StarterThreads("leasehold-subscriptions");
 
@@ -134,10 +142,25 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         if (isOpen()) {
             return Objects.requireNonNull(connection, "open"); // possibly reconnecting: Lettuce queues the command until it is back
         }
+        if (!connectionFactory.isRunning()) {
+            // stopping or stopped: a connect now would race the client's shutdown (Netty: "Event loop shut down?")
+            throw new LockServerException(LockServerException.Kind.UNAVAILABLE,
+                    "the Redis connection factory is not running", null);
+        }
         AbstractRedisClient client = connectionFactory.getRequiredNativeClient();
         StatefulRedisPubSubConnection<byte[], byte[]> opened = open(client);
-        // asked before the first subscription (a subscribed RESP2 connection takes no INFO)
-        sharded = client instanceof RedisClusterClient && majorVersion(opened.sync().info("server")) >= 7;
+        if (closed) {
+            // closed while it opened: nobody else will close it
+            opened.close();
+            throw new IllegalStateException("the lock server is closed");
+        }
+        if (client instanceof RedisClusterClient) {
+            // asked on a Cluster only, where it decides (an ACL user elsewhere needs no INFO), before the first
+            // subscription (a subscribed RESP2 connection takes no INFO)
+            ServerVersion server = ServerVersion.parse(opened.sync().info("server"));
+            sharded = server != null && server.hasShardedPubSub();
+            announce(server);
+        }
         opened.addListener((RedisPubSubListener<byte[], byte[]>) listener);
         opened.addListener((RedisConnectionStateListener) listener);
         opened.async().subscribe(keepAliveChannel);
@@ -145,15 +168,14 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         return opened;
     }
 
-    private static int majorVersion(String info) {
-        for (String line : info.split("\r?\n")) {
-            if (line.startsWith("redis_version:")) {
-                String version = line.substring("redis_version:".length()).trim();
-                int dot = version.indexOf('.');
-                return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
-            }
+    /** Once, and again only if the servers changed (a failover to another version): what decided the channels. */
+    private void announce(@Nullable ServerVersion server) {
+        String described = (server == null ? "a Cluster whose server names no version" : "a Cluster of " + server)
+                + (sharded ? ": sharded pub/sub (SSUBSCRIBE, SPUBLISH)" : ": no sharded pub/sub (SUBSCRIBE, PUBLISH)");
+        if (!described.equals(announced)) {
+            announced = described;
+            logger.info("Leasehold's release messages: " + described);
         }
-        return 0;
     }
 
     /** Not closed (it may be reconnecting); on {@link #thread} only. */
@@ -161,11 +183,37 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         return connection != null && !((RedisChannelHandler<?, ?>) connection).isClosed();
     }
 
+    /**
+     * Connects on a thread of its own, waited for here: an interrupt of {@link #thread} (close() past its
+     * patience, Redis not answering the handshake) ends the wait but not Lettuce's connect, so the connection
+     * that comes late is closed when it comes instead of staying open with nobody to close it.
+     */
     private static StatefulRedisPubSubConnection<byte[], byte[]> open(AbstractRedisClient client) {
-        if (client instanceof RedisClusterClient cluster) {
-            return cluster.connectPubSub(ByteArrayCodec.INSTANCE);
+        CompletableFuture<StatefulRedisPubSubConnection<byte[], byte[]>> opening = new CompletableFuture<>();
+        Thread opener = new Thread(() -> {
+            try {
+                opening.complete(client instanceof RedisClusterClient cluster ? cluster.connectPubSub(ByteArrayCodec.INSTANCE)
+                        : ((RedisClient) client).connectPubSub(ByteArrayCodec.INSTANCE));
+            }
+            catch (RuntimeException | Error ex) {
+                opening.completeExceptionally(ex);
+            }
+        }, "leasehold-subscription-opener");
+        opener.setDaemon(true);
+        opener.start();
+        try {
+            return opening.get();
         }
-        return ((RedisClient) client).connectPubSub(ByteArrayCodec.INSTANCE);
+        catch (InterruptedException ex) {
+            opening.thenAccept(StatefulRedisPubSubConnection::close);
+            Thread.currentThread().interrupt();
+            throw new LockServerException(LockServerException.Kind.UNAVAILABLE,
+                    "interrupted while the subscription connection was opening", ex);
+        }
+        catch (ExecutionException ex) {
+            Throwable cause = Objects.requireNonNullElse(ex.getCause(), ex);
+            throw cause instanceof RuntimeException runtime ? runtime : new IllegalStateException(cause);
+        }
     }
 
     void close() {

@@ -113,7 +113,18 @@ local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, p
     return result
 end
 
+-- SPUBLISH where the server has it (ServerVersion.hasShardedPubSub): decided on the server's own name and
+-- version, since Valkey says REDIS_VERSION 7.2.4 whatever its own (Redis has no SERVER_NAME here)
 local function publishCommandFor(mode)
-    return (mode == 'sharded' and redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000)
-        and 'SPUBLISH' or 'PUBLISH'
+    if mode ~= 'sharded' then
+        return 'PUBLISH'
+    end
+    local name = redis.SERVER_NAME or 'redis'
+    local sharded
+    if name == 'valkey' then
+        sharded = (redis.VALKEY_VERSION_NUM or redis.REDIS_VERSION_NUM or 0) >= 0x070200
+    else
+        sharded = name == 'redis' and (redis.REDIS_VERSION_NUM or 0) >= 0x070000
+    end
+    return sharded and 'SPUBLISH' or 'PUBLISH'
 end

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.embedded.core.ExecutableProvider;
@@ -14,11 +15,11 @@ final class EmbeddedRedisServer implements TestRedisServer {
     private static final Logger logger = LoggerFactory.getLogger(EmbeddedRedisServer.class);
 
     /** The packaged binary, extracted once per JVM (it is deleted when the JVM exits). */
-    private static String extractedBinary;
+    private static @Nullable String extractedBinary;
 
     private final int port;
 
-    private redis.embedded.RedisServer server;
+    private redis.embedded.@Nullable RedisServer server;
 
     EmbeddedRedisServer(int port) {
         this.port = port;

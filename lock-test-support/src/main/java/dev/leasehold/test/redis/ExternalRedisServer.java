@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -106,7 +107,8 @@ final class ExternalRedisServer implements TestRedisServer {
         Set<String> keys = new HashSet<>();
         String cursor = "0";
         do {
-            List<?> page = (List<?>) RespClient.reply(host(), port(), "SCAN", cursor, "COUNT", "1000");
+            List<?> page = (List<?>) Objects.requireNonNull(RespClient.reply(host(), port(), "SCAN", cursor, "COUNT", "1000"),
+                    "SCAN's reply");
             cursor = (String) page.get(0);
             for (Object key : (List<?>) page.get(1)) {
                 keys.add((String) key);

@@ -1,5 +1,7 @@
 package dev.leasehold.test.redis;
 
+import org.jspecify.annotations.Nullable;
+
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -24,9 +26,9 @@ final class LocalRedisServer implements TestRedisServer {
     private final Path workDir;
 
     /** Config lines for a Sentinel, or null for a plain server. */
-    private final List<String> sentinelConfig;
+    private final @Nullable List<String> sentinelConfig;
 
-    private Process process;
+    private @Nullable Process process;
 
     /** Environment variables added to the process (e.g. a preloaded libfaketime). */
     private java.util.Map<String, String> environment = java.util.Map.of();
@@ -40,7 +42,7 @@ final class LocalRedisServer implements TestRedisServer {
         return this;
     }
 
-    private LocalRedisServer(String binary, int port, List<String> extraArgs, List<String> sentinelConfig) {
+    private LocalRedisServer(String binary, int port, List<String> extraArgs, @Nullable List<String> sentinelConfig) {
         this.binary = binary;
         this.port = port;
         this.extraArgs = List.copyOf(extraArgs);

@@ -2,6 +2,7 @@ package dev.leasehold.test.redis;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -22,7 +23,7 @@ public class RedisServerExtension implements BeforeAllCallback, BeforeEachCallba
 
     private final List<String> extraArgs;
 
-    private TestRedisServer server;
+    private @Nullable TestRedisServer server;
 
     public RedisServerExtension() {
         this(List.of());
@@ -47,6 +48,7 @@ public class RedisServerExtension implements BeforeAllCallback, BeforeEachCallba
 
     @Override
     public void beforeEach(ExtensionContext context) {
+        TestRedisServer server = server();
         if (server.controllable()) {
             server.resume();
             server.start();

@@ -1,5 +1,7 @@
 package dev.leasehold.test.redis;
 
+import org.jspecify.annotations.Nullable;
+
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -26,7 +28,7 @@ final class RespClient {
     }
 
     /** One command's reply as parsed: a String, null, or a List of those (for SCAN). */
-    static Object reply(String host, int port, String... args) {
+    static @Nullable Object reply(String host, int port, String... args) {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(host, port), TIMEOUT_MILLIS);
             socket.setSoTimeout(TIMEOUT_MILLIS);
@@ -96,7 +98,7 @@ final class RespClient {
         }
     }
 
-    private static Object read(InputStream in) throws IOException {
+    private static @Nullable Object read(InputStream in) throws IOException {
         int type = in.read();
         String line = readLine(in);
         switch (type) {

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.util.Arrays;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -27,7 +28,7 @@ import org.springframework.test.context.TestContextAnnotationUtils;
 class TestRedisContextCustomizerFactory implements ContextCustomizerFactory {
 
     @Override
-    public ContextCustomizer createContextCustomizer(Class<?> testClass, List<ContextConfigurationAttributes> attributes) {
+    public @Nullable ContextCustomizer createContextCustomizer(Class<?> testClass, List<ContextConfigurationAttributes> attributes) {
         return usesTestRedis(testClass) ? new TestRedisContextCustomizer() : null;
     }
 
@@ -87,16 +88,17 @@ class TestRedisContextCustomizerFactory implements ContextCustomizerFactory {
         return new TestRedisConnectionDetails(server.host(), server.port(), database, user, password);
     }
 
-    private record TestRedisConnectionDetails(String host, int port, int database, String user, String password)
+    private record TestRedisConnectionDetails(String host, int port, int database, @Nullable String user,
+            @Nullable String password)
             implements DataRedisConnectionDetails {
 
         @Override
-        public String getUsername() {
+        public @Nullable String getUsername() {
             return user;
         }
 
         @Override
-        public String getPassword() {
+        public @Nullable String getPassword() {
             return password;
         }
 

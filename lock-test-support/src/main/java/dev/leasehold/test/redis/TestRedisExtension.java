@@ -1,5 +1,6 @@
 package dev.leasehold.test.redis;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
@@ -34,7 +35,7 @@ public class TestRedisExtension implements BeforeAllCallback, ParameterResolver 
     /** The run's one server, started by whichever comes first: this extension or the Spring test context. */
     static final class SharedTestRedis {
 
-        private static TestRedisServer server;
+        private static @Nullable TestRedisServer server;
 
         private SharedTestRedis() {
         }

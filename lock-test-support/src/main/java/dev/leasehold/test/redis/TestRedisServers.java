@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -124,7 +125,7 @@ public final class TestRedisServers {
         return new EmbeddedRedisServer(freePort());
     }
 
-    static String findBinary() {
+    static @Nullable String findBinary() {
         String configured = System.getenv(BINARY_VARIABLE);
         if (configured != null && !configured.isBlank()) {
             return switch (configured.trim()) {
@@ -140,7 +141,7 @@ public final class TestRedisServers {
      * The Valkey server binary: {@value #VALKEY_VARIABLE} when set, else {@code valkey-server} on the PATH; null
      * when there is none.
      */
-    public static String findValkeyBinary() {
+    public static @Nullable String findValkeyBinary() {
         String configured = System.getenv(VALKEY_VARIABLE);
         if (configured != null && !configured.isBlank()) {
             return configured.trim();
@@ -159,7 +160,7 @@ public final class TestRedisServers {
         return binary;
     }
 
-    private static String onPath(String name) {
+    private static @Nullable String onPath(String name) {
         String path = System.getenv("PATH");
         if (path == null) {
             return null;

@@ -1,0 +1,5 @@
+/** Null-safe by default: every type here is non-null unless marked {@code @Nullable}. */
+@NullMarked
+package dev.leasehold.test.fault;
+
+import org.jspecify.annotations.NullMarked;
