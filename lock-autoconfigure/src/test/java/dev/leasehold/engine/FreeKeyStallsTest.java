@@ -24,6 +24,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <li>{@code close()} returned before a blocking caller's acquisition had ended: that caller's steps run on its own
  * thread, which withdraws the instance's queue entry when it runs after the wake-up. A restarted instance left its
  * entry behind, a release granted the key to it, and the others waited out the claim timeout (1.7 s free).</li>
+ * <li>A holder whose lease ran out in Redis before it released (a section slower than its fixed lease): no release
+ * woke the queue's head, which slept on what it saw at its last try (another holder, or its place behind one) up to
+ * its next look, beside a free key (300 to 600 ms). The late release, refused as not owned, now tells the head to
+ * look again.</li>
  * </ol>
  */
 class FreeKeyStallsTest extends RealRedisEngineTest {
@@ -99,6 +103,37 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
             assertThat(caller.isAlive()).as(caller.getName() + " ended").isFalse();
         }
         held.close();
+    }
+
+    @Test
+    void aReleaseThatComesAfterItsLeaseRanOutWakesTheHeadOfTheQueue() throws Exception {
+        String key = "late-release";
+        DefaultLockEngine first = fixture.engine();
+        DefaultLockEngine slow = fixture.engine();
+        DefaultLockEngine next = fixture.engine();
+        LockHandle held = first.lock(key, Duration.ZERO);
+        // the slow section queues first, the next waiter behind it
+        CompletableFuture<java.util.Optional<LockHandle>> slowGot = slow.tryLockAsync(key, Duration.ofSeconds(20),
+                Duration.ofMillis(200)).toCompletableFuture();
+        Await.until(Duration.ofSeconds(5), "the slow section queued", () -> queued(key).contains(slow.instanceId() + "|W"));
+        CompletableFuture<java.util.Optional<LockHandle>> nextGot = next.tryLockAsync(key, Duration.ofSeconds(20), null)
+            .toCompletableFuture();
+        Await.until(Duration.ofSeconds(5), "the next waiter queued behind it",
+                () -> queued(key).equals(List.of(slow.instanceId() + "|W", next.instanceId() + "|W")));
+        held.close();
+        LockHandle slowHandle = slowGot.get(5, TimeUnit.SECONDS).orElseThrow();
+        // its fixed lease of 200 ms runs out in Redis while the section goes on
+        Await.until(Duration.ofSeconds(5), "the slow section's lease ran out in Redis", () -> !lockKeyExists(key));
+        assertThat(nextGot).as("nobody told the next waiter that the key is free").isNotDone();
+
+        long releasedAt = System.nanoTime();
+        slowHandle.close(); // refused by Redis (not owned any more): the slow section is told it lost the lock
+        LockHandle nextHandle = nextGot.get(10, TimeUnit.SECONDS).orElseThrow();
+        long tookMillis = (System.nanoTime() - releasedAt) / 1_000_000;
+        // woken by the late release; without it, at its own next look (a second or more after its last try)
+        assertThat(tookMillis).as("ms from the late release to the next waiter's grant").isLessThan(400);
+        assertThat(slowHandle.wasLost()).as("the slow section was told").isTrue();
+        nextHandle.close();
     }
 
     private List<String> queued(String key) {

@@ -367,6 +367,10 @@ final class SimRedis {
         String value = get(keys.lock());
         Long last = ownersLastFence(value, token);
         if (last == null) {
+            if (value == null && queueExists(keys.queue())) {
+                // its lease ran out before this release: the queue's head, asleep on that lease, looks again
+                wakeQueueHead(keys, micros() / 1000, true);
+            }
             return false;
         }
         boolean quiet = quiet(value, token);

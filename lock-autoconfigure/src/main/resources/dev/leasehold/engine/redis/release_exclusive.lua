@@ -36,32 +36,45 @@ end
 -- @owner.lua and fence.lua
 
 local last, quiet = ownersLastFence(value, ARGV[1])
-if not last then
-    return 0
-end
 local keepMs = tonumber(ARGV[4] or '0')
--- a quiet grant (owner.lua): nobody queued since it was granted (a try that queues makes the value noisy)
-quiet = quiet and ARGV[5] == 'queued'
 local nowMicros
-if ARGV[5] == 'queued' and last > 0 then
-    -- one server (clock rule); a quorum node's counter key already holds every token it handed out, so it
-    -- needs no clock here
-    nowMicros = serverMicros()
-    keepFenceAfterRelease(KEYS[4], last, nowMicros, keepMs)
-end
-if keepMs > 0 then
-    -- holdAtLeast: the holder is done, but the key stays taken for the time left, in a value no token owns: a
-    -- renewal sent before the release and run after it cannot put the whole lease back
-    redis.call('SET', KEYS[1], releasedValue(value), 'PX', keepMs)
+-- the lease ran out before this release (a holder that finished late): nothing released the key, so the queue's
+-- head may sleep on the lease it last saw, up to its refresh, beside a free key: it is told to look again below
+local ranOut = false
+if not last then
+    if value or ARGV[5] ~= 'queued' or redis.call('EXISTS', KEYS[2]) == 0 then
+        return 0
+    end
+    ranOut = true
 else
-    redis.call('DEL', KEYS[1])
-end
-if ARGV[5] == 'queued' and (quiet or redis.call('EXISTS', KEYS[2]) == 0) then
-    return 1 -- nobody waits: nothing to publish
+    -- a quiet grant (owner.lua): nobody queued since it was granted (a try that queues makes the value noisy)
+    quiet = quiet and ARGV[5] == 'queued'
+    if ARGV[5] == 'queued' and last > 0 then
+        -- one server (clock rule); a quorum node's counter key already holds every token it handed out, so it
+        -- needs no clock here
+        nowMicros = serverMicros()
+        keepFenceAfterRelease(KEYS[4], last, nowMicros, keepMs)
+    end
+    if keepMs > 0 then
+        -- holdAtLeast: the holder is done, but the key stays taken for the time left, in a value no token owns: a
+        -- renewal sent before the release and run after it cannot put the whole lease back
+        redis.call('SET', KEYS[1], releasedValue(value), 'PX', keepMs)
+    else
+        redis.call('DEL', KEYS[1])
+    end
+    if ARGV[5] == 'queued' and (quiet or redis.call('EXISTS', KEYS[2]) == 0) then
+        return 1 -- nobody waits: nothing to publish
+    end
 end
 
 -- @queue.lua
 
+if ranOut then
+    -- only told to look again (readers, which this script does not see, may hold the key now); still "not owned"
+    wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor(serverMicros() / 1000), ARGV[2], publishCommandFor(ARGV[3]),
+        tonumber(ARGV[6]), true, (ARGV[7] or '') ~= '' and ARGV[7] or nil, tonumber(ARGV[8] or '3000'))
+    return 0
+end
 if ARGV[5] == 'queued' then
     -- with a hold left, the head is only told to look again: its last try saw the whole lease, so it would sleep
     -- past the hold's end (up to its refresh); the next try sees the hold's end and sleeps exactly until then
