@@ -98,7 +98,7 @@ public final class EngineCampaign {
         threadLeftovers(threadsBefore, leftovers);
         // the build's short campaign allows 3.5 s: above a stall the campaign found that the fair queue's claim
         // timeout (3 s) still bounds (docs/failure-modes.md, open); -Pcampaign judges with 1 s and reports it
-        HistoryChecker checker = new HistoryChecker(Long.getLong("leasehold.campaign.free-bound-ms", 1000));
+        HistoryChecker checker = new HistoryChecker(Long.getLong("leasehold.campaign.free-bound-ms", 250));
         return new Run("engine", config.name(), seed, seconds, history, checker.check(history, leftovers));
     }
 
