@@ -254,6 +254,7 @@ final class Operations {
     String closeEngine(Client client) {
         Client.Instance instance = client.instance;
         instance.closing = true;
+        instance.closingAt = history.now();
         String what = client.getName() + " engine close " + instance.name;
         client.hand(what, () -> {
             long at = history.now();
