@@ -57,7 +57,7 @@ final class Aims {
                 }
                 if (client.instance.connection.renewalFirst()) {
                     // issue 31 item 6 (inside its hold) and item 2 (a linger ahead): the renewal is still on its way
-                    choices.add(new Explorer.Choice(lock.holdLeftMillis() > 0 ? 4 : 0.5, null,
+                    choices.add(new Explorer.Choice(lock.holdLeftMillis() > 0 ? 4 : section.owner == client ? 1 : 0.3, null,
                             aimed("aim: close right after a renewal was sent", () -> {
                                 started.run();
                                 operations.close(client, section, section.owner == null && random.nextBoolean());
@@ -68,7 +68,7 @@ final class Aims {
         for (Client client : run.clients) {
             if (LockSupport.getBlocker(client) instanceof KeyLine line && line.phase() == Phase.LINGERING) {
                 // issue 31 item 2: a renewal refused while the release lingers, and a thread of the turn coming back
-                choices.add(new Explorer.Choice(faults > 0 ? 1.5 : 0, null, 
+                choices.add(new Explorer.Choice(faults > 0 ? 1.5 : 0, null,
                         aimed("aim: lose the key while a release lingers", () -> run.nemesis.loseKey(line.key()))));
                 for (Client other : run.clients) {
                     if (other.instance == client.instance && other.idle() && !other.instance.closing) {
@@ -80,16 +80,15 @@ final class Aims {
                 }
             }
         }
+        if (faults > 0) {
+            handOffAhead(choices);
+        }
         for (Client.Instance instance : run.instances) {
             String reserving = instance.connection.reservationOnItsWay();
             if (reserving == null || instance.closing) {
                 continue;
             }
-            // issue 31 item 3: the key gone, and the waiter taking the lock over stops, before the answer comes
-            if (instance.connection.reservationUnsent(reserving)) {
-                choices.add(new Explorer.Choice(faults > 0 ? 1 : 0, null, 
-                        aimed("aim: lose the key while a reservation is on its way", () -> run.nemesis.loseKey(reserving))));
-            }
+            // issue 31 item 3: the waiter taking the lock over stops before the reservation's answer comes
             synchronized (operations) {
                 for (Operations.Pending waiting : operations.pending) {
                     if (waiting.instance() == instance && waiting.key().equals(reserving)) {
@@ -108,6 +107,27 @@ final class Aims {
                         run.world.trace("interrupt " + client.getName() + " (" + doing + ")");
                         client.interruptNow();
                     })));
+                }
+            }
+        }
+    }
+
+    /**
+     * Issue 31 item 3: the key lost while a lock is held and a waiter of its instance waits for it (a hand-off ahead,
+     * whose token reservation will find the key gone).
+     */
+    private void handOffAhead(List<Explorer.Choice> choices) {
+        Operations operations = run.operations;
+        synchronized (operations) {
+            for (Section section : operations.open) {
+                boolean waiterAhead = operations.pending.stream()
+                    .anyMatch(waiting -> waiting.instance() == section.instance && waiting.key().equals(section.key))
+                        || run.clients.stream().anyMatch(client -> client.instance == section.instance
+                                && client.doing.contains(" tryLock " + section.key + " "));
+                if (waiterAhead && !section.closing) {
+                    choices.add(new Explorer.Choice(0.3, null, aimed("aim: lose the key while a hand-off is ahead",
+                            () -> run.nemesis.loseKey(section.key))));
+                    return;
                 }
             }
         }

@@ -177,11 +177,6 @@ final class SimConnection implements LockServer {
         return null;
     }
 
-    /** Whether a token reservation for {@code key} waits to be run by Redis. */
-    synchronized boolean reservationUnsent(String key) {
-        return sent.stream().anyMatch(step -> "reserve".equals(step.kind) && step.keys.get(0).equals(key));
-    }
-
     synchronized boolean renewalFirst() {
         return !sent.isEmpty() && sent.peek().what.startsWith(name + " renew");
     }
