@@ -125,7 +125,7 @@ final class Aims {
                         || run.clients.stream().anyMatch(client -> client.instance == section.instance
                                 && client.doing.contains(" tryLock " + section.key + " "));
                 if (waiterAhead && !section.closing) {
-                    choices.add(new Explorer.Choice(0.3, null, aimed("aim: lose the key while a hand-off is ahead",
+                    choices.add(new Explorer.Choice(0.05, null, aimed("aim: lose the key while a hand-off is ahead",
                             () -> run.nemesis.loseKey(section.key))));
                     return;
                 }
