@@ -50,14 +50,14 @@ final class Aims {
                     })));
                 }
                 if (lock.watched() && lock.renewalSentAtNanos() == 0 && section.holdNanos == 0) {
-                    choices.add(new Explorer.Choice(0.2, null, aimed("aim: hold a fresh lock at least a while", () -> {
+                    choices.add(new Explorer.Choice(0.1, null, aimed("aim: hold a fresh lock at least a while", () -> {
                         started.run();
                         operations.holdAtLeast(client, section);
                     })));
                 }
                 if (client.instance.connection.renewalFirst()) {
                     // issue 31 item 6 (inside its hold) and item 2 (a linger ahead): the renewal is still on its way
-                    choices.add(new Explorer.Choice(lock.holdLeftMillis() > 0 ? 4 : section.owner == client ? 1 : 0.3, null,
+                    choices.add(new Explorer.Choice(lock.holdLeftMillis() > 0 ? 4 : section.owner == client ? 0.3 : 0, null,
                             aimed("aim: close right after a renewal was sent", () -> {
                                 started.run();
                                 operations.close(client, section, section.owner == null && random.nextBoolean());
