@@ -14,10 +14,10 @@ import dev.leasehold.engine.key.Phase;
  * Steps aimed at the narrow windows where defects fixed before lived (docs/testing-leasehold.md, "Teeth"), offered
  * only while such a window is open, and picked by the seed like any other step (so a run still replays): a re-entry
  * once a lease ran out locally and before the watchdog judged it, the clock stopped just past a lease's local end; a
- * close right after a renewal was sent (inside a {@code holdAtLeast}, or with a hand-off's linger ahead); a lock key
- * lost, and a thread of the instance coming back, while a release lingers; a lock key lost, and the waiter taking over
- * stopped, while a token reservation is on its way. Each is an operation or a fault the explorer makes anyway; only
- * its timing is aimed.
+ * close right after a renewal was sent (inside a {@code holdAtLeast}, or by a holder that may linger); a lock key
+ * lost, and a thread of the instance coming back, while a release lingers; a lock key lost while a hand-off is ahead;
+ * the waiter taking over stopped while its token reservation is on its way. Each is an operation or a fault the
+ * explorer makes anyway; only its timing is aimed.
  */
 final class Aims {
 
