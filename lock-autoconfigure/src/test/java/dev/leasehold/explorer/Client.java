@@ -53,6 +53,9 @@ final class Client extends Thread {
 
         long closedAt = -1;
 
+        /** When its engine's close() began (-1: not yet). */
+        volatile long closingAt = -1;
+
         Instance(String name, SimConnection connection) {
             this.name = name;
             this.connection = connection;

@@ -42,14 +42,14 @@ final class Explorer {
         }
     }
 
-    private record Choice(double weight, String what, Runnable action) {
+    record Choice(double weight, String what, Runnable action) {
     }
 
     final long seed;
 
     final Config config;
 
-    private final Random random;
+    final Random random;
 
     final SimWorld world = new SimWorld();
 
@@ -59,7 +59,7 @@ final class Explorer {
 
     final List<Client.Instance> instances = new ArrayList<>();
 
-    private final List<Client> clients = new ArrayList<>();
+    final List<Client> clients = new ArrayList<>();
 
     final Operations operations;
 
@@ -82,7 +82,9 @@ final class Explorer {
 
     private final Settler settler;
 
-    private final Nemesis nemesis;
+    final Nemesis nemesis;
+
+    private final Aims aims;
 
     private Explorer(long seed, Config config) {
         this.seed = seed;
@@ -125,6 +127,7 @@ final class Explorer {
         this.operationsLeft = config.operations;
         this.settler = new Settler(world, clients);
         this.nemesis = new Nemesis(world, redis, history, instances, keys, random, config);
+        this.aims = new Aims(this, random);
         world.trace("seed " + seed + ": " + config + ", clock weight " + clockWeight + ", fault weight " + faultWeight
                 + ", operation weight " + operationWeight + ", " + settings.handOff());
     }
@@ -213,8 +216,22 @@ final class Explorer {
         }
     }
 
+    /** Marks the refused renewals each instance's watchdog is done reading (see {@link ToldChecks}). */
+    private void refusalsRead() {
+        for (Client.Instance instance : instances) {
+            if (instance.closing) {
+                continue;
+            }
+            List<VirtualScheduler> watchdog = instance.lanes.stream()
+                .filter(lane -> lane.name.startsWith("leasehold-watchdog")).toList();
+            instance.connection.said.read(refused -> !watchdog.isEmpty() && watchdog.stream()
+                .allMatch(lane -> !lane.isShutdown() && lane.runner.idle() && lane.nextAt() - refused.at() > 0), world.now());
+        }
+    }
+
     private void step(boolean faultsAllowed) {
         settler.settle(steps);
+        refusalsRead();
         List<Choice> choices = new ArrayList<>();
         for (VirtualScheduler lane : world.lanes) {
             if (lane.due() != null) {
@@ -276,6 +293,9 @@ final class Explorer {
                     }));
                 }
             }
+            if (operationsLeft > 0) {
+                aims.add(choices, faults, () -> operationsLeft--);
+            }
             choices.add(new Choice(0.02 * faults, null, nemesis::restart));
             choices.add(new Choice(0.05 * faults, null, nemesis::cutOff));
             choices.add(new Choice(0.05 * faults, null, nemesis::loseKey));
@@ -297,6 +317,9 @@ final class Explorer {
                     world.advanceTo(nextTimer);
                     world.trace("clock to the next timer");
                 }));
+            }
+            if (faultsAllowed) {
+                aims.clock(choices, nextTimer, weight);
             }
             long room = nextTimer == Long.MAX_VALUE ? config.lease.toNanos() : nextTimer - world.now();
             choices.add(new Choice(weight, null, () -> {

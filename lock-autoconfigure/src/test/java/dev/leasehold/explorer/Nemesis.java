@@ -53,7 +53,10 @@ final class Nemesis {
     }
 
     void loseKey() {
-        String key = keys.get(random.nextInt(keys.size()));
+        loseKey(keys.get(random.nextInt(keys.size())));
+    }
+
+    void loseKey(String key) {
         world.trace("NEMESIS the lock of " + key + " is lost (as by a failover)");
         long start = history.now();
         redis.delete(LockKeys.of("lock:", key).lock());

@@ -129,9 +129,12 @@ final class Operations {
             try {
                 Optional<LockHandle> handle = client.instance.engine.tryLock(key, LockMode.EXCLUSIVE, wait, leaseTime);
                 waitEnded(waiting, handle.isPresent() ? "granted" : wait.isZero() ? "refused" : "timed-out");
-                handle.ifPresent(granted -> granted(client.instance, key, granted, outer != null,
-                        outer != null ? "re-entry" : "tryLock", start, heldBefore, client).fixedLease = outer != null
-                                ? outer.fixedLease : leaseTime != null); // a re-entry keeps its holding's lease
+                handle.ifPresent(granted -> {
+                    Section section = granted(client.instance, key, granted, outer != null,
+                            outer != null ? "re-entry" : "tryLock", start, heldBefore, client);
+                    section.fixedLease = outer != null ? outer.fixedLease : leaseTime != null; // its holding's lease
+                    section.holdFrom = outer != null ? outer.holdFrom : section.holdFrom;
+                });
             }
             catch (RuntimeException ex) {
                 waitEnded(waiting, "failed");
@@ -193,7 +196,7 @@ final class Operations {
             try {
                 Optional<LockHandle> handle = client.instance.engine.tryLock(outer.key, LockMode.EXCLUSIVE, Duration.ZERO, null);
                 handle.ifPresent(granted -> granted(client.instance, outer.key, granted, true, "re-entry", start, heldBefore,
-                        client));
+                        client).holdFrom = outer.holdFrom);
             }
             catch (RuntimeException ex) {
                 failed("re-entry", client.instance, outer.key, ex);
@@ -254,6 +257,7 @@ final class Operations {
     String closeEngine(Client client) {
         Client.Instance instance = client.instance;
         instance.closing = true;
+        instance.closingAt = history.now();
         String what = client.getName() + " engine close " + instance.name;
         client.hand(what, () -> {
             long at = history.now();
@@ -294,9 +298,12 @@ final class Operations {
         open.remove(section);
         History.Verdict verdict = !section.readAccepted ? History.Verdict.READ_REFUSED
                 : store.write(section.key, section.token) ? History.Verdict.ACCEPTED : History.Verdict.WRITE_REFUSED;
+        // the hold runs from the holding's acquisition (ms granularity: up to 1 ms less)
+        long kept = section.holdNanos <= 0 ? 0
+                : Math.max(0, section.holdFrom + section.holdNanos - 1_000_000L - section.grantedAt);
         ended.add(new History.Section(section.id, section.instance.name, section.key, false, section.token,
                 section.reentry, section.op, section.callStart, section.grantedAt, Math.max(at, section.grantedAt),
-                byShutdown ? 0 : section.holdNanos, verdict, section.heldBefore, false, byShutdown));
+                byShutdown ? 0 : kept, verdict, section.heldBefore, false, byShutdown));
         endedHandles.add(section.handle);
     }
 

@@ -87,7 +87,9 @@ final class RunCheck {
         // a key may stand free inside a wait for up to a queue waiter's refresh (1 s) and a grant's claim; not more
         HistoryChecker.Findings findings = new HistoryChecker(2500).lateBound(lateBound)
             .check(history, leftovers);
-        return new Explorer.Result(run.seed, findings.violations(), world.trace, history.sections(), run.steps,
+        List<HistoryChecker.Violation> violations = new ArrayList<>(findings.violations());
+        ToldChecks.check(run, violations);
+        return new Explorer.Result(run.seed, violations, world.trace, history.sections(), run.steps,
                 world.elapsed() / 1_000_000);
     }
 

@@ -36,6 +36,12 @@ final class Section {
 
     long holdNanos;
 
+    /**
+     * Where the engine counts a {@code holdAtLeast} from: its lock's acquisition, this grant for a lock of its own; for a
+     * re-entry, the holding's (set by {@link Operations}).
+     */
+    long holdFrom;
+
     boolean closing;
 
     Section(int id, Client.Instance instance, String key, LockHandle handle, boolean reentry, String op, long callStart,
@@ -52,6 +58,7 @@ final class Section {
         this.heldBefore = heldBefore;
         this.readAccepted = readAccepted;
         this.owner = owner;
+        this.holdFrom = grantedAt;
     }
 
     @Override

@@ -44,6 +44,15 @@ final class SimConnection implements LockServer {
         /** The owner token a release gives back, or null. */
         String releasedToken;
 
+        /** What Redis says of these owner tokens' leases (acquire, reserve, renew): kind, keys and tokens, or null. */
+        String kind;
+
+        List<String> keys = List.of();
+
+        List<String> tokens = List.of();
+
+        long sentAt;
+
         Step(String what, Supplier<Object> onServer) {
             this.what = what + (Thread.currentThread().getName().startsWith("main") ? "" : " [from " + Thread.currentThread().getName() + "]");
             this.onServer = onServer;
@@ -84,6 +93,20 @@ final class SimConnection implements LockServer {
     /** Owner tokens this connection ever acquired with (the leftovers check after close looks for them). */
     final Set<String> tokens = new HashSet<>();
 
+    /** What Redis told this instance about its leases, as delivered. */
+    final RedisSaid said = new RedisSaid();
+
+    /** What the next step this thread sends says about which owner tokens' leases (set just before sending it). */
+    private static final ThreadLocal<Step> ABOUT = new ThreadLocal<>();
+
+    private static void about(String kind, List<String> keys, List<String> tokens) {
+        Step about = new Step("", null);
+        about.kind = kind;
+        about.keys = keys;
+        about.tokens = tokens;
+        ABOUT.set(about);
+    }
+
     private volatile Consumer<String> releaseListener = channel -> {
     };
 
@@ -106,6 +129,14 @@ final class SimConnection implements LockServer {
         step.queueKey = queueKey;
         step.withdraw = withdraw;
         step.releasedToken = releasedToken;
+        step.sentAt = redis.world.now();
+        Step about = ABOUT.get();
+        if (about != null) {
+            ABOUT.remove();
+            step.kind = about.kind;
+            step.keys = about.keys;
+            step.tokens = about.tokens;
+        }
         synchronized (this) {
             sent.add(step);
         }
@@ -132,6 +163,18 @@ final class SimConnection implements LockServer {
      */
     synchronized boolean renewalAhead() {
         return sent.size() > 1 && sent.peek().what.startsWith(name + " renew");
+    }
+
+    /** The key of a token reservation sent and not yet answered to the engine, or null. */
+    synchronized String reservationOnItsWay() {
+        for (ArrayDeque<Step> steps : List.of(sent, answered)) {
+            for (Step step : steps) {
+                if ("reserve".equals(step.kind)) {
+                    return step.keys.get(0);
+                }
+            }
+        }
+        return null;
     }
 
     synchronized boolean renewalFirst() {
@@ -189,6 +232,9 @@ final class SimConnection implements LockServer {
         }
         try {
             step.result = step.onServer.get();
+            if (step.kind != null && !step.tokens.isEmpty()) {
+                said.ran(step.tokens.get(0), step.result);
+            }
         }
         catch (RuntimeException ex) {
             step.result = ex;
@@ -212,11 +258,29 @@ final class SimConnection implements LockServer {
             return;
         }
         redis.world.trace("answer " + step.what + " -> " + describe(step.result));
+        delivered(step);
         if (step.result instanceof RuntimeException ex) {
             step.reply.completeExceptionally(ex);
         }
         else {
             step.reply.complete(step.result);
+        }
+    }
+
+    /** What the engine is told by a reply delivered to it (before it completes: the engine may act on it at once). */
+    private void delivered(Step step) {
+        long now = redis.world.now();
+        if ("renew".equals(step.kind) && step.result instanceof List<?> renewed) {
+            for (int i = 0; i < renewed.size(); i++) {
+                said.renewalDelivered(step.keys.get(i), step.tokens.get(i), Boolean.TRUE.equals(renewed.get(i)), step.sentAt,
+                        now);
+            }
+        }
+        else if ("renew".equals(step.kind) && step.result instanceof Boolean renewed) {
+            said.renewalDelivered(step.keys.get(0), step.tokens.get(0), renewed, step.sentAt, now);
+        }
+        else if ("reserve".equals(step.kind) && step.result == null) {
+            said.reservationGone(step.keys.get(0), step.tokens.get(0), step.sentAt, now);
         }
     }
 
@@ -305,9 +369,11 @@ final class SimConnection implements LockServer {
         synchronized (this) {
             tokens.add(token);
         }
-        return send(name + " acquire " + keys.logicalKey() + " " + token(token) + (joinQueue ? " queue" : ""),
-                () -> redis.acquire(keys, token, leaseMillis, waiterId, joinQueue), joinQueue ? keys.logicalKey() : null,
-                false, null);
+        about("acquire", List.of(keys.logicalKey()), List.of(token));
+        CompletableFuture<Grant> reply = send(name + " acquire " + keys.logicalKey() + " " + token(token)
+                + (joinQueue ? " queue" : ""), () -> redis.acquire(keys, token, leaseMillis, waiterId, joinQueue),
+                joinQueue ? keys.logicalKey() : null, false, null);
+        return reply;
     }
 
     @Override
@@ -335,14 +401,18 @@ final class SimConnection implements LockServer {
 
     @Override
     public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
-        return send(name + " reserve " + keys.logicalKey() + " " + token(token),
+        about("reserve", List.of(keys.logicalKey()), List.of(token));
+        CompletableFuture<FenceBlock> reply = send(name + " reserve " + keys.logicalKey() + " " + token(token),
                 () -> redis.reserveFences(keys, token, leaseMillis));
+        return reply;
     }
 
     @Override
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
-        return send(name + " renew " + keys.logicalKey() + " " + token(token),
+        about("renew", List.of(keys.logicalKey()), List.of(token));
+        CompletableFuture<Boolean> reply = send(name + " renew " + keys.logicalKey() + " " + token(token),
                 () -> redis.renew(keys, token, leaseMillis));
+        return reply;
     }
 
     /** One step for the whole batch, as renew_exclusive_many.lua: one reply for all. */
@@ -353,6 +423,8 @@ final class SimConnection implements LockServer {
         StringBuilder what = new StringBuilder(name + " renew-batch");
         batch.forEach(renewal -> what.append(' ').append(renewal.keys().logicalKey()).append(" ")
             .append(token(renewal.token())));
+        about("renew", batch.stream().map(renewal -> renewal.keys().logicalKey()).toList(),
+                batch.stream().map(Renewal::token).toList());
         CompletableFuture<List<Boolean>> reply = send(what.toString(), () -> {
             List<Boolean> renewed = new ArrayList<>();
             batch.forEach(renewal -> renewed.add(redis.renew(renewal.keys(), renewal.token(), renewal.leaseMillis())));
