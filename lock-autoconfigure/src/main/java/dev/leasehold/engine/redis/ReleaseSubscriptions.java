@@ -65,6 +65,9 @@ final class ReleaseSubscriptions extends ReleaseChannels {
 
     private volatile boolean closed;
 
+    /** Whether the client is a Cluster client, once known: the client Spring Data Redis built never changes. */
+    private volatile @Nullable Boolean clustered;
+
     /** What {@link #announce} logged last; only touched on {@link #thread}. */
     private @Nullable String announced;
 
@@ -79,7 +82,18 @@ final class ReleaseSubscriptions extends ReleaseChannels {
 
     /** Whether the server is a Redis Cluster (known without I/O, from the client Spring Data Redis built). */
     boolean clustered() {
-        return connectionFactory.getRequiredNativeClient() instanceof RedisClusterClient;
+        Boolean known = clustered;
+        if (known == null) {
+            try {
+                known = connectionFactory.getRequiredNativeClient() instanceof RedisClusterClient;
+            }
+            catch (IllegalStateException ex) {
+                // the factory was stopped or destroyed: said as such, not as a failed call (every try asks this)
+                throw LettuceScripts.translate(ex);
+            }
+            clustered = known;
+        }
+        return known;
     }
 
     /** Opens the connection ahead of the first subscription, on {@link #thread}; a failure waits for that one. */
