@@ -123,8 +123,10 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
         held.close();
         LockHandle slowHandle = slowGot.get(5, TimeUnit.SECONDS).orElseThrow();
         // its fixed lease of 200 ms runs out in Redis while the section goes on
-        Await.until(Duration.ofSeconds(5), "the slow section's lease ran out in Redis", () -> !lockKeyExists(key));
-        assertThat(nextGot).as("nobody told the next waiter that the key is free").isNotDone();
+        Await.until(Duration.ofSeconds(5), "the slow section's lease ran out in Redis",
+                () -> !lockKeyExists(key) || nextGot.isDone());
+        // the next waiter's own periodic look may land right at the lease's end: then there is no stall to show
+        org.junit.jupiter.api.Assumptions.assumeFalse(nextGot.isDone(), "the next waiter looked again by itself first");
 
         long releasedAt = System.nanoTime();
         slowHandle.close(); // refused by Redis (not owned any more): the slow section is told it lost the lock

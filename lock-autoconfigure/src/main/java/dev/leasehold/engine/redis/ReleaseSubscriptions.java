@@ -65,6 +65,9 @@ final class ReleaseSubscriptions extends ReleaseChannels {
 
     private volatile boolean closed;
 
+    /** The thread of the last connect (see {@link #open}), waited for by close(). */
+    private volatile @Nullable Thread opener;
+
     /** Whether the client is a Cluster client, once known: the client Spring Data Redis built never changes. */
     private volatile @Nullable Boolean clustered;
 
@@ -202,7 +205,7 @@ final class ReleaseSubscriptions extends ReleaseChannels {
      * patience, Redis not answering the handshake) ends the wait but not Lettuce's connect, so the connection
      * that comes late is closed when it comes instead of staying open with nobody to close it.
      */
-    private static StatefulRedisPubSubConnection<byte[], byte[]> open(AbstractRedisClient client) {
+    private StatefulRedisPubSubConnection<byte[], byte[]> open(AbstractRedisClient client) {
         CompletableFuture<StatefulRedisPubSubConnection<byte[], byte[]>> opening = new CompletableFuture<>();
         Thread opener = new Thread(() -> {
             try {
@@ -214,6 +217,7 @@ final class ReleaseSubscriptions extends ReleaseChannels {
             }
         }, "leasehold-subscription-opener");
         opener.setDaemon(true);
+        this.opener = opener;
         opener.start();
         try {
             return opening.get();
@@ -245,6 +249,16 @@ final class ReleaseSubscriptions extends ReleaseChannels {
             logger.debug("Closing the subscription connection failed", ex);
         }
         threads.stop(thread, Duration.ofSeconds(5), true);
+        Thread connecting = opener;
+        if (connecting != null) {
+            try {
+                // a connect still on its way ends (and its connection is closed) before close() returns, bounded
+                connecting.join(5000);
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private final class Listener extends RedisPubSubAdapter<byte[], byte[]> implements RedisConnectionStateListener {
