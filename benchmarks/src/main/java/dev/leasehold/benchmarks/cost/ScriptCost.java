@@ -32,6 +32,9 @@ final class ScriptCost {
 
     private static final String WAITER = "host-1234567890:12345:AbCdEf";
 
+    /** The queue's settings argument (queue.lua's queueSettings), as ScriptedLockServer makes it on one server. */
+    private static final String SETTINGS = "3000 3000 1000 plain lock:instance:";
+
     private record Variant(String acquire, String release, boolean fullArguments) {
     }
 
@@ -44,7 +47,7 @@ final class ScriptCost {
         Map<String, Variant> variants = new LinkedHashMap<>();
         variants.put("floor: SET NX PX, then compare-and-delete script", null);
         variants.put("two empty scripts, 1 key 1 argument each", new Variant("return 1", "return 1", false));
-        variants.put("two empty scripts with Leasehold's keys and arguments (6+8, 3+6)",
+        variants.put("two empty scripts with Leasehold's keys and arguments (6+8, 4+4)",
                 new Variant("return 1", "return 1", true));
         variants.put("acquire: EXISTS + SET NX PX (no fencing token); release: GET, TIME, DEL, EXISTS",
                 new Variant("if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[5]) == 0 and redis.call('SET', KEYS[1], "
@@ -83,9 +86,9 @@ final class ScriptCost {
         }
         if (variant.fullArguments) {
             return unlock ? commands.evalsha(release, ScriptOutputType.INTEGER,
-                    new String[] { keys[0], keys[4], keys[5], keys[3] }, TOKEN, base + ":released", "", "0", "queued", "3000")
-                    : commands.evalsha(acquire, ScriptOutputType.MULTI, keys, TOKEN, "30000", "0", WAITER, "clock", "1",
-                            "3000", "16");
+                    new String[] { keys[0], keys[4], keys[5], keys[3] }, TOKEN, "0 queued", SETTINGS, base + ":released")
+                    : commands.evalsha(acquire, ScriptOutputType.MULTI, keys, TOKEN, "30000", "clock", "16", "0 0", WAITER,
+                            SETTINGS, base + ":released");
         }
         return commands.evalsha(unlock ? release : acquire, ScriptOutputType.INTEGER, new String[] { base }, TOKEN);
     }

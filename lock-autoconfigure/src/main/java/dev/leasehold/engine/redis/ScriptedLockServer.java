@@ -61,6 +61,12 @@ public abstract class ScriptedLockServer implements LockServer {
     /** The queue's figures as the scripts take them, made once per setting rather than once per call. */
     private volatile QueueText queueText = new QueueText(FairQueue.DEFAULTS);
 
+    /** {@link #queueSettings}, kept for the key prefix, queue figures and publish mode it was made for. */
+    private record QueueSettings(String keyPrefix, QueueText queue, String publishMode, String text) {
+    }
+
+    private volatile @Nullable QueueSettings lastSettings;
+
     private record QueueText(String entryMillis, String claimMillis, String tokenBlock, String refreshMillis) {
 
         QueueText(FairQueue queue) {
@@ -133,11 +139,11 @@ public abstract class ScriptedLockServer implements LockServer {
         LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
         List<String> scriptKeys = List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(),
                 keys.queueExpiry());
-        QueueText text = queueText;
-        List<String> args = List.of(token, leaseText(leaseMillis), writerWaitingMillis == 0 ? "0"
-                : Long.toString(writerWaitingMillis), waiterId, fenceMode(), joinQueue && queuesWaiters() ? "1" : "",
-                text.entryMillis(), reservesFences() ? text.tokenBlock() : "1", liveness(keys), text.claimMillis(),
-                keys.channel(), publishMode(), text.refreshMillis());
+        boolean joins = joinQueue && queuesWaiters();
+        String thisTry = writerWaitingMillis == 0 ? (joins ? "1 0" : "0 0")
+                : (joins ? "1 " : "0 ") + writerWaitingMillis;
+        List<String> args = List.of(token, leaseText(leaseMillis), fenceMode(),
+                reservesFences() ? queueText.tokenBlock() : "1", thisTry, waiterId, queueSettings(keys), keys.channel());
         if (!acknowledged()) {
             return this.<List<?>>eval(script, Reply.LIST, scriptKeys, args).thenApply(ScriptReplies::toGrant);
         }
@@ -152,6 +158,28 @@ public abstract class ScriptedLockServer implements LockServer {
                     throw notAcknowledged("grant", acked.acknowledgements());
                 });
             });
+    }
+
+    /**
+     * The queue's settings as the acquire and release scripts take them, in one argument (queue.lua's
+     * queueSettings): each argument costs Redis a Lua string and the client an argument object on every call,
+     * and only the contended paths read these. Made once per key prefix and setting, not once per call.
+     */
+    private String queueSettings(LockKeys keys) {
+        QueueSettings last = lastSettings;
+        String mode = publishMode();
+        String keyPrefix = keys.keyPrefix();
+        if (last != null && keyPrefix != null && last.keyPrefix() == keyPrefix && last.queue() == queueText
+                && last.publishMode().equals(mode)) {
+            return last.text();
+        }
+        QueueText text = queueText;
+        String settings = text.entryMillis() + " " + text.claimMillis() + " " + text.refreshMillis() + " "
+                + (mode.equals("sharded") ? "sharded" : "plain") + " " + liveness(keys);
+        if (keyPrefix != null) {
+            lastSettings = new QueueSettings(keyPrefix, text, mode, settings);
+        }
+        return settings;
     }
 
     /** The scripts' liveness argument: the liveness keys' prefix in liveness mode, else empty (entries per try). */
@@ -290,8 +318,9 @@ public abstract class ScriptedLockServer implements LockServer {
         LockScript script = shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE;
         List<String> scriptKeys = shared ? List.of(keys.readers(), keys.lock(), keys.queue(), keys.queueExpiry())
                 : List.of(keys.lock(), keys.queue(), keys.queueExpiry(), keys.fence());
-        List<String> args = List.of(token, keys.channel(), publishMode(), keepMillis <= 0 ? "0" : Long.toString(keepMillis),
-                queueMode(), queueText.claimMillis(), liveness(keys), queueText.entryMillis());
+        String wakeUp = queuesWaiters() ? "queued" : "broadcast";
+        String hold = keepMillis <= 0 ? (queuesWaiters() ? "0 queued" : "0 broadcast") : keepMillis + " " + wakeUp;
+        List<String> args = List.of(token, hold, queueSettings(keys), keys.channel());
         return this.<Long>evalInOrder(script, Reply.NUMBER, scriptKeys, args).thenApply(result -> {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
                 logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "

@@ -36,6 +36,9 @@ public final class LockKeys {
 
     private final String lock;
 
+    /** The key prefix {@link #of} was given (the same instance on every call of one engine), or null. */
+    private final @Nullable String keyPrefix;
+
     /** Null when every other name is {@link #lock} plus its suffix; else readers .. queueExpiry as given. */
     private final String @Nullable [] given;
 
@@ -43,6 +46,7 @@ public final class LockKeys {
             String channel, String queue, String queueExpiry) {
         this.logicalKey = logicalKey;
         this.lock = lock;
+        this.keyPrefix = null;
         String[] names = { readers, writerWaiting, fence, channel, queue, queueExpiry };
         String[] suffixes = { READERS, WRITER_WAITING, FENCE, CHANNEL, QUEUE, QUEUE_EXPIRY };
         boolean derived = lock != null;
@@ -52,14 +56,23 @@ public final class LockKeys {
         this.given = derived ? null : names;
     }
 
-    private LockKeys(String logicalKey, String lock) {
+    private LockKeys(String logicalKey, String lock, String keyPrefix) {
         this.logicalKey = logicalKey;
         this.lock = lock;
+        this.keyPrefix = keyPrefix;
         this.given = null;
     }
 
     public static LockKeys of(String keyPrefix, String logicalKey) {
-        return new LockKeys(logicalKey, keyPrefix + "{" + hashTagContent(logicalKey) + "}");
+        return new LockKeys(logicalKey, keyPrefix + "{" + hashTagContent(logicalKey) + "}", keyPrefix);
+    }
+
+    /**
+     * The key prefix these names were made with by {@link #of} (a server keeps what it derives from it, such as
+     * the liveness prefix, for as long as the same prefix comes back), or null when the names were given.
+     */
+    public @Nullable String keyPrefix() {
+        return keyPrefix;
     }
 
     /**
@@ -72,6 +85,9 @@ public final class LockKeys {
 
     /** {@link #instancePrefix(String)} of the key prefix these names were made with (names given: derived from the lock's). */
     public String instancePrefix() {
+        if (keyPrefix != null) {
+            return instancePrefix(keyPrefix);
+        }
         String tag = "{" + hashTagContent(logicalKey) + "}";
         return instancePrefix(given == null && lock.endsWith(tag) ? lock.substring(0, lock.length() - tag.length())
                 : lock + ":");

@@ -3,14 +3,13 @@
 -- KEYS[1] lock (string: '<owner token>@<last fencing token>', owner.lua)   KEYS[2] readers (zset: token -> lease end, ms)
 -- KEYS[3] writer-waiting marker        KEYS[4] fencing counter
 -- KEYS[5] queue of waiting instances   KEYS[6] their expiries
--- ARGV[1] token   ARGV[2] lease ms   ARGV[3] writer-waiting ms (0: do not queue ahead of readers)
--- ARGV[4] the waiter's id (stable over its tries: its writer marker and its queue entry)
--- ARGV[5] fencing rule (fence.lua's fenceRule): 'count...' in quorum mode, else clock-based
--- ARGV[6] '1': join (or stay in) the queue when refused; '' for a single try or without the queue
--- ARGV[7] queue entry lifetime ms   ARGV[8] fencing tokens to reserve for hand-offs (1: none)
--- ARGV[9] liveness mode (queue.lua): the prefix of the instances' liveness keys; '' or absent: entries per try
--- ARGV[10] claim ms   ARGV[11] wake-up channel   ARGV[12] 'sharded' or '' (see release_exclusive.lua)
--- ARGV[13] refresh interval ms
+-- ARGV[1] token   ARGV[2] lease ms   ARGV[3] fencing rule (fence.lua's fenceRule): 'count...' in quorum mode,
+-- else clock-based   ARGV[4] fencing tokens to reserve for hand-offs (1: none)
+-- ARGV[5] this try: '<1: join (or stay in) the queue when refused, 0: a single try or no queue> <writer-waiting ms
+-- (0: do not queue ahead of readers)>'
+-- ARGV[6] the waiter's id (stable over its tries: its writer marker and its queue entry)
+-- ARGV[7] the queue's settings (queue.lua's queueSettings: entry lifetime, claim and refresh ms, PUBLISH or
+-- SPUBLISH, liveness prefix)   ARGV[8] wake-up channel
 -- Returns {1, fencing token, last reserved token} when granted, {0, ms to wait at most} when not.
 -- The uncontended path first, before a function is defined (every definition is a closure made on every run, most
 -- of a short script's cost in Redis): the clock rule, a block that ends within the lease, and nothing there (not
@@ -18,11 +17,11 @@
 -- grantFence does then, spelled out: the token is the clock, the block runs on from it, and the value is a quiet
 -- grant's (owner.lua).
 -- (A block of at most 999 tokens ends within any lease of 2 ms or more; tonumber is costly on long digit strings.)
-local uncontendedChecked = ARGV[5] == 'clock' and ARGV[2] ~= '1' and ARGV[2] ~= '0' and #(ARGV[8] or '1') <= 3
+local uncontendedChecked = ARGV[3] == 'clock' and ARGV[2] ~= '1' and ARGV[2] ~= '0' and #ARGV[4] <= 3
 if uncontendedChecked and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[4]) == 0 then
     local time = redis.call('TIME')
     local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-    local last = now + tonumber(ARGV[8] or '1') - 1
+    local last = now + tonumber(ARGV[4]) - 1
     -- '%d', not lockValue's '%.0f': the same digits for a clock in µs (below 2^53), a fraction of the cost
     redis.call('SET', KEYS[1], ARGV[1] .. '#' .. string.format('%d', last), 'PX', ARGV[2])
     return {1, now, last}
@@ -31,8 +30,8 @@ end
 -- @owner.lua and fence.lua
 
 local lease = tonumber(ARGV[2])
-local blockSize = tonumber(ARGV[8] or '1')
-local countRule = fenceRule(ARGV[5])
+local blockSize = tonumber(ARGV[4])
+local countRule = fenceRule(ARGV[3])
 -- fast path: not held, no readers, no writer waiting for readers, nobody queued, and (clock rule) no counter
 -- key to read: the usual one, since the last token lives in the lock's value while it is held (not asked twice:
 -- with the clock rule the check above asked the same)
@@ -54,12 +53,14 @@ end
 
 -- @queue.lua
 
-local member = ARGV[4] .. '|W'
-local queued = ARGV[6] == '1'
-local entryMs = tonumber(ARGV[7] or '3000')
-local live = (ARGV[9] or '') ~= '' and ARGV[9] or nil
-local claimMs = tonumber(ARGV[10] or '3000')
-local refreshMs = tonumber(ARGV[13] or '1000')
+local member = ARGV[6] .. '|W'
+local joins, writerWaitingMs = string.match(ARGV[5], '^(%d) (%d+)$')
+local queued = joins == '1'
+local settings = queueSettings(ARGV[7])
+local entryMs = settings.entryMs
+local live = settings.live
+local claimMs = settings.claimMs
+local refreshMs = settings.refreshMs
 
 local function refuse(waitMs, nowMicros, holder)
     if queued then
@@ -107,8 +108,8 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
 local lastReader = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
 if lastReader[1] then
     -- readers hold it: new readers must queue behind this writer, or a stream of them starves it
-    if tonumber(ARGV[3]) > 0 then
-        redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[3])
+    if tonumber(writerWaitingMs) > 0 then
+        redis.call('SET', KEYS[3], ARGV[6], 'PX', writerWaitingMs)
     end
     return refuse(tonumber(lastReader[2]) - nowMs, nowMicros)
 end
@@ -118,7 +119,7 @@ if head and head ~= member then
     if live then
         -- the key is free and nobody was granted it (a grant not claimed, a holder whose lease ran out): the head's
         -- turn now, not at its own next look
-        wakeQueueHead(KEYS[1], KEYS[5], KEYS[6], nowMs, ARGV[11], publishCommandFor(ARGV[12]), claimMs, false, live,
+        wakeQueueHead(KEYS[1], KEYS[5], KEYS[6], nowMs, ARGV[8], settings.publish, claimMs, false, live,
             entryMs)
         return refuse(claimMs, nowMicros)
     end

@@ -1,21 +1,19 @@
 -- Takes a shared (read) lock in one step and returns a fencing token. (owner.lua and fence.lua are put in front.)
 -- KEYS[1] lock   KEYS[2] readers   KEYS[3] writer-waiting marker   KEYS[4] fencing counter
 -- KEYS[5] queue of waiting instances   KEYS[6] their expiries
--- ARGV[1] token   ARGV[2] lease ms   ARGV[4] the waiter's id   ARGV[5] fencing rule (fence.lua's fenceRule)
--- ARGV[6] '1': join (or stay in) the queue when refused   ARGV[7] queue entry lifetime ms
--- ARGV[9] liveness mode (queue.lua): the prefix of the instances' liveness keys, or ''   ARGV[10] claim ms
--- ARGV[13] refresh interval ms
+-- ARGV: as acquire_exclusive.lua's (the writer-waiting ms and the token block are not read)
 -- Returns {1, fencing token, fencing token} when granted, {0, ms to wait at most} when not.
 
 -- @queue.lua
 
 local lease = tonumber(ARGV[2])
-local member = ARGV[4] .. '|R'
-local queued = ARGV[6] == '1'
-local entryMs = tonumber(ARGV[7] or '3000')
-local live = (ARGV[9] or '') ~= '' and ARGV[9] or nil
-local claimMs = tonumber(ARGV[10] or '3000')
-local refreshMs = tonumber(ARGV[13] or '1000')
+local member = ARGV[6] .. '|R'
+local queued = string.sub(ARGV[5], 1, 1) == '1'
+local settings = queueSettings(ARGV[7])
+local entryMs = settings.entryMs
+local live = settings.live
+local claimMs = settings.claimMs
+local refreshMs = settings.refreshMs
 local nowMicros = serverMicros()
 local nowMs = math.floor(nowMicros / 1000)
 
@@ -74,4 +72,4 @@ redis.call('ZADD', KEYS[2], nowMs + lease, ARGV[1])
 if redis.call('PTTL', KEYS[2]) < lease then
     redis.call('PEXPIRE', KEYS[2], lease)
 end
-return grantFence(KEYS[4], lease, 1, fenceRule(ARGV[5]), true)
+return grantFence(KEYS[4], lease, 1, fenceRule(ARGV[3]), true)

@@ -128,3 +128,12 @@ local function publishCommandFor(mode)
     end
     return sharded and 'SPUBLISH' or 'PUBLISH'
 end
+
+-- The queue's settings, one script argument that only the contended paths read (each argument costs Redis a Lua
+-- string and the client an argument object, ScriptedLockServer): '<entry ms> <claim ms> <refresh ms>
+-- <sharded|plain> <liveness prefix>', the prefix empty without liveness (entries per try).
+local function queueSettings(text)
+    local entry, claim, refresh, mode, live = string.match(text, '^(%d+) (%d+) (%d+) (%a+) ?(.*)$')
+    return {entryMs = tonumber(entry), claimMs = tonumber(claim), refreshMs = tonumber(refresh),
+        publish = publishCommandFor(mode), live = live ~= '' and live or nil}
+end

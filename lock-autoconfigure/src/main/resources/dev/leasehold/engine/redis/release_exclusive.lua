@@ -1,20 +1,20 @@
 -- Deletes the lock only if the token still owns it, and wakes whoever waits. (owner.lua and fence.lua are put
 -- where the script says so, after the usual release of a quiet grant.)
 -- KEYS[1] lock   KEYS[2] queue of waiting instances   KEYS[3] their expiries   KEYS[4] fencing counter
--- ARGV[1] token   ARGV[2] wake-up channel (queued waiters: '<channel>:<waiter id>')
--- ARGV[3] 'sharded' on a Redis 7+ Cluster: wake waiters with SPUBLISH (stays on the slot's node, no
---         broadcast over the whole cluster bus); anything else: PUBLISH
--- ARGV[4] hold-at-least ms left: the key stays taken that long instead of being deleted (0: none)
--- ARGV[5] 'queued': waiters queue (the key goes straight to the queue's head, and a release with nobody
---         queued publishes nothing); '' (quorum mode): every release is published on ARGV[2]
--- ARGV[6] how long a queue head has to claim the key granted to it, ms
--- ARGV[7] liveness mode (queue.lua): the prefix of the instances' liveness keys, or ''   ARGV[8] queue entry ms
+-- ARGV[1] token
+-- ARGV[2] '<hold-at-least ms left: the key stays taken that long instead of being deleted (0: none)> <queued:
+--         waiters queue (the key goes straight to the queue's head, and a release with nobody queued publishes
+--         nothing) | broadcast (quorum mode): every release is published on ARGV[4]>'
+-- ARGV[3] the queue's settings (queue.lua's queueSettings): entry lifetime, how long a queue head has to claim
+--         the key granted to it, refresh, 'sharded' on a Redis 7+ Cluster (wake waiters with SPUBLISH: it stays
+--         on the slot's node, no broadcast over the whole cluster bus) or 'plain' (PUBLISH), liveness prefix
+-- ARGV[4] wake-up channel (queued waiters: '<channel>:<waiter id>')
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (an ACL user without rights on
 -- the channel: waiters elsewhere then wake at their re-check), 0 when the token no longer owned the lock.
 local value = redis.call('GET', KEYS[1])
 -- a quiet grant's release (nobody queued, owner.lua) with no hold left and its tokens behind the clock, before a
 -- function is defined (see acquire_exclusive.lua)
-if value and ARGV[4] == '0' and ARGV[5] == 'queued' and string.byte(value, #ARGV[1] + 1) == 35
+if value and ARGV[2] == '0 queued' and string.byte(value, #ARGV[1] + 1) == 35
         and string.find(value, ARGV[1], 1, true) == 1 then
     -- the clock has passed the last token: seconds, then µs (tonumber of all 16 digits at once, through libc's
     -- multi-precision strtod, was most of this path's cost)
@@ -36,20 +36,22 @@ end
 -- @owner.lua and fence.lua
 
 local last, quiet = ownersLastFence(value, ARGV[1])
-local keepMs = tonumber(ARGV[4] or '0')
+local keepText, releaseMode = string.match(ARGV[2], '^(%d+) (%a+)$')
+local keepMs = tonumber(keepText)
+local queuedMode = releaseMode == 'queued'
 local nowMicros
 -- the lease ran out before this release (a holder that finished late): nothing released the key, so the queue's
 -- head may sleep on the lease it last saw, up to its refresh, beside a free key: it is told to look again below
 local ranOut = false
 if not last then
-    if value or ARGV[5] ~= 'queued' or redis.call('EXISTS', KEYS[2]) == 0 then
+    if value or not queuedMode or redis.call('EXISTS', KEYS[2]) == 0 then
         return 0
     end
     ranOut = true
 else
     -- a quiet grant (owner.lua): nobody queued since it was granted (a try that queues makes the value noisy)
-    quiet = quiet and ARGV[5] == 'queued'
-    if ARGV[5] == 'queued' and last > 0 then
+    quiet = quiet and queuedMode
+    if queuedMode and last > 0 then
         -- one server (clock rule); a quorum node's counter key already holds every token it handed out, so it
         -- needs no clock here
         nowMicros = serverMicros()
@@ -62,28 +64,28 @@ else
     else
         redis.call('DEL', KEYS[1])
     end
-    if ARGV[5] == 'queued' and (quiet or redis.call('EXISTS', KEYS[2]) == 0) then
+    if queuedMode and (quiet or redis.call('EXISTS', KEYS[2]) == 0) then
         return 1 -- nobody waits: nothing to publish
     end
 end
 
 -- @queue.lua
 
+local settings = queueSettings(ARGV[3])
 if ranOut then
     -- only told to look again (readers, which this script does not see, may hold the key now); still "not owned"
-    wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor(serverMicros() / 1000), ARGV[2], publishCommandFor(ARGV[3]),
-        tonumber(ARGV[6]), true, (ARGV[7] or '') ~= '' and ARGV[7] or nil, tonumber(ARGV[8] or '3000'))
+    wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor(serverMicros() / 1000), ARGV[4], settings.publish,
+        settings.claimMs, true, settings.live, settings.entryMs)
     return 0
 end
-if ARGV[5] == 'queued' then
+if queuedMode then
     -- with a hold left, the head is only told to look again: its last try saw the whole lease, so it would sleep
     -- past the hold's end (up to its refresh); the next try sees the hold's end and sleeps exactly until then
-    return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor((nowMicros or serverMicros()) / 1000), ARGV[2],
-        publishCommandFor(ARGV[3]), tonumber(ARGV[6]), keepMs > 0, (ARGV[7] or '') ~= '' and ARGV[7] or nil,
-        tonumber(ARGV[8] or '3000'))
+    return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor((nowMicros or serverMicros()) / 1000), ARGV[4],
+        settings.publish, settings.claimMs, keepMs > 0, settings.live, settings.entryMs)
 end
 -- pcall: a refused PUBLISH must not turn a done release into an error
-local published = redis.pcall(publishCommandFor(ARGV[3]), ARGV[2], '1')
+local published = redis.pcall(settings.publish, ARGV[4], '1')
 if type(published) == 'table' and published['err'] then
     return 2
 end

@@ -1,15 +1,14 @@
 -- Removes this reader; the last reader out wakes whoever waits. (fence.lua is put in front.)
 -- KEYS[1] readers   KEYS[2] lock   KEYS[3] queue of waiting instances   KEYS[4] their expiries
--- ARGV[1] token   ARGV[2] wake-up channel   ARGV[3] 'sharded' (see release_exclusive.lua)
--- ARGV[4] hold-at-least ms left: this read lease stays that long instead of being removed (0: none)
--- ARGV[5] 'queued' or '', ARGV[6] claim ms, ARGV[7] liveness prefix and ARGV[8] queue entry ms: as in
--- release_exclusive.lua
+-- ARGV: as release_exclusive.lua's; a hold-at-least keeps this read lease that long instead of removing it
 -- Returns 1 when released, 2 when released but Redis refused the wake-up (see release_exclusive.lua),
 -- 0 when the token no longer held a read lease.
 
 -- @queue.lua
 
-local hold = tonumber(ARGV[4] or '0')
+local holdText, mode = string.match(ARGV[2], '^(%d+) (%a+)$')
+local hold = tonumber(holdText)
+local settings = queueSettings(ARGV[3])
 local nowMs = math.floor(serverMicros() / 1000)
 if hold > 0 then
     -- holdAtLeast: this read lease stays for the time left (no wake-up yet)
@@ -30,14 +29,14 @@ if redis.call('ZCOUNT', KEYS[1], nowMs, '+inf') > 0 then
     return 1
 end
 redis.call('DEL', KEYS[1])
-if ARGV[5] == 'queued' then
+if mode == 'queued' then
     if redis.call('EXISTS', KEYS[3]) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then
         return 1
     end
-    return wakeQueueHead(KEYS[2], KEYS[3], KEYS[4], nowMs, ARGV[2], publishCommandFor(ARGV[3]), tonumber(ARGV[6]),
-        false, (ARGV[7] or '') ~= '' and ARGV[7] or nil, tonumber(ARGV[8] or '3000'))
+    return wakeQueueHead(KEYS[2], KEYS[3], KEYS[4], nowMs, ARGV[4], settings.publish, settings.claimMs, false,
+        settings.live, settings.entryMs)
 end
-local published = redis.pcall(publishCommandFor(ARGV[3]), ARGV[2], '1')
+local published = redis.pcall(settings.publish, ARGV[4], '1')
 if type(published) == 'table' and published['err'] then
     return 2
 end
