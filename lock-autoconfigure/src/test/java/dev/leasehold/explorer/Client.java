@@ -56,6 +56,12 @@ final class Client extends Thread {
         /** When its engine's close() began (-1: not yet). */
         volatile long closingAt = -1;
 
+        /** How long its engine's close() took in real time (ns; it waits for callers in real time). */
+        volatile long closeRealNanos;
+
+        /** When a caller first called it with a wait (virtual ns; Long.MIN_VALUE: not yet). */
+        volatile long firstWaitAt = Long.MIN_VALUE;
+
         Instance(String name, SimConnection connection) {
             this.name = name;
             this.connection = connection;

@@ -86,6 +86,10 @@ final class Explorer {
 
     private final Aims aims;
 
+    final FreeKeyWatch watch;
+
+    private final StallAims stallAims;
+
     private Explorer(long seed, Config config) {
         this.seed = seed;
         this.config = config;
@@ -113,6 +117,9 @@ final class Explorer {
                     new Duration[] { Duration.ZERO, Duration.ofNanos(100_000), Duration.ofMillis(20) }[random.nextInt(3)]));
         for (int i = 0; i < config.instances; i++) {
             Client.Instance instance = new Client.Instance("i" + i, new SimConnection("i" + i, redis));
+            // slow, as an instance on a loaded machine: its subscription connection's opening, callers at close
+            instance.connection.slow.connectNanos = new long[] { 0, 0, 100, 400, 900 }[random.nextInt(5)] * 1_000_000L;
+            instance.connection.slow.descheduleAtClose = random.nextBoolean();
             int lanesBefore = world.lanes.size();
             instance.engine = new DefaultLockEngine(instance.connection, settings, observer(instance));
             instance.lanes.addAll(world.lanes.subList(lanesBefore, world.lanes.size()));
@@ -128,6 +135,8 @@ final class Explorer {
         this.settler = new Settler(world, clients);
         this.nemesis = new Nemesis(world, redis, history, instances, keys, random, config);
         this.aims = new Aims(this, random);
+        this.watch = new FreeKeyWatch(this);
+        this.stallAims = new StallAims(this);
         world.trace("seed " + seed + ": " + config + ", clock weight " + clockWeight + ", fault weight " + faultWeight
                 + ", operation weight " + operationWeight + ", " + settings.handOff());
     }
@@ -232,6 +241,7 @@ final class Explorer {
     private void step(boolean faultsAllowed) {
         settler.settle(steps);
         refusalsRead();
+        watch.look();
         List<Choice> choices = new ArrayList<>();
         for (VirtualScheduler lane : world.lanes) {
             if (lane.due() != null) {
@@ -241,6 +251,9 @@ final class Explorer {
         double faults = faultsAllowed ? faultWeight : 0;
         for (Client.Instance instance : instances) {
             SimConnection connection = instance.connection;
+            if (connection.slow.anyDescheduled()) {
+                choices.add(new Choice(8, null, connection.slow::resume));
+            }
             if (world.now() - connection.pausedUntil < 0) {
                 continue; // the connection is cut off for now: nothing goes through it
             }
@@ -256,7 +269,7 @@ final class Explorer {
                 choices.add(new Choice(8, null, () -> connection.answerNext(false)));
                 choices.add(new Choice(0.2 * faults, null, () -> connection.answerNext(true)));
             }
-            if (connection.hasPubSub()) {
+            if (connection.pubSubReady()) {
                 choices.add(new Choice(6, null, connection::pubSubNext));
             }
         }
@@ -278,7 +291,8 @@ final class Explorer {
         if (faultsAllowed) {
             for (Client client : clients) {
                 String doing = client.doing;
-                if (!client.idle() && !client.interruptAimed() && (doing.contains(" tryLock ") || doing.contains(" re-enter "))) {
+                if (!client.idle() && !client.interruptAimed() && !client.instance.connection.slow.descheduled(client)
+                        && (doing.contains(" tryLock ") || doing.contains(" re-enter "))) {
                     choices.add(new Choice(0.3, null, () -> {
                         world.trace("interrupt " + client.getName() + " (" + doing + ")");
                         client.interruptNow();
@@ -295,6 +309,7 @@ final class Explorer {
             }
             if (operationsLeft > 0) {
                 aims.add(choices, faults, () -> operationsLeft--);
+                stallAims.add(choices, () -> operationsLeft--);
             }
             choices.add(new Choice(0.02 * faults, null, nemesis::restart));
             choices.add(new Choice(0.05 * faults, null, nemesis::cutOff));

@@ -71,7 +71,9 @@ final class Operations {
     }
 
     private Duration someLease() {
-        return random.nextInt(4) == 0 ? lease.multipliedBy(2) : null;
+        int pick = random.nextInt(8);
+        // or a short one, which a section may outlast: its release then comes late, refused (a free-key stall's window)
+        return pick < 2 ? lease.multipliedBy(2) : pick == 2 ? Duration.ofMillis(100 + random.nextInt(300)) : null;
     }
 
     private String someKey() {
@@ -123,6 +125,7 @@ final class Operations {
             synchronized (this) {
                 blockingWaits.add(waiting);
             }
+            mayWait(client.instance, wait);
             // this thread holding the key already: a re-entry (granted only while its holding is held)
             Section outer = outerSection(client, key);
             boolean heldBefore = outer == null || outer.handle.isHeld();
@@ -144,6 +147,13 @@ final class Operations {
         return what;
     }
 
+    /** The instance's first call that may wait: its subscription connection may open from here (FreeKeyWatch). */
+    private void mayWait(Client.Instance instance, Duration wait) {
+        if (!wait.isZero() && instance.firstWaitAt == Long.MIN_VALUE) {
+            instance.firstWaitAt = world.now();
+        }
+    }
+
     private synchronized void waitEnded(History.Deadline waiting, String outcome) {
         blockingWaits.remove(waiting);
         history.deadline(new History.Deadline(waiting.instance(), waiting.key(), waiting.start(), waiting.deadline(),
@@ -155,6 +165,7 @@ final class Operations {
         String what = client.getName() + " tryLockAsync " + key + " wait " + wait.toMillis() + " ms" + lease(leaseTime);
         client.hand(what, () -> {
             long start = history.now();
+            mayWait(client.instance, wait);
             CompletableFuture<Optional<LockHandle>> future = client.instance.engine
                 .tryLockAsync(key, LockMode.EXCLUSIVE, wait, leaseTime).toCompletableFuture();
             Pending waiting = new Pending(client.instance, key, future, start, start + wait.toNanos());
@@ -231,10 +242,20 @@ final class Operations {
         Duration hold = Duration.ofMillis(50 + random.nextInt(950)); // at most 1 s: the leftovers check waits that long
         String what = client.getName() + " holdAtLeast " + hold.toMillis() + " ms " + section;
         client.hand(what, () -> {
+            long before;
             synchronized (this) {
+                before = section.holdNanos;
                 section.holdNanos = Math.max(section.holdNanos, hold.toNanos());
             }
-            client.instance.engine.holdAtLeast(section.handle, hold);
+            try {
+                client.instance.engine.holdAtLeast(section.handle, hold);
+            }
+            catch (IllegalArgumentException ex) {
+                synchronized (this) {
+                    section.holdNanos = before; // longer than the section's fixed lease: refused, nothing held
+                }
+                world.trace("   holdAtLeast refused: " + ex.getMessage());
+            }
         });
         return what;
     }
@@ -258,6 +279,7 @@ final class Operations {
         Client.Instance instance = client.instance;
         instance.closing = true;
         instance.closingAt = history.now();
+        instance.connection.slow.closing = true;
         String what = client.getName() + " engine close " + instance.name;
         client.hand(what, () -> {
             long at = history.now();
@@ -267,7 +289,9 @@ final class Operations {
                 cut.forEach(section -> section.closing = true);
             }
             cut.forEach(section -> end(section, at, true));
+            long began = System.nanoTime();
             instance.engine.close();
+            instance.closeRealNanos = System.nanoTime() - began;
             instance.closedAt = history.now();
             instance.closed = true;
         });

@@ -25,6 +25,7 @@ final class RunCheck {
         History history = run.history;
         Operations operations = run.operations;
         Explorer.Config config = run.config;
+        run.watch.look(); // a close() that returned at the last step
         List<String> leftovers = new ArrayList<>(stuck);
         // a key kept by a holdAtLeast (at most 1 s) is not a leftover; a lease (3 s, renewed at most 1 s ago) still is
         world.advanceBy(1_001_000_000L);
@@ -89,6 +90,7 @@ final class RunCheck {
             .check(history, leftovers);
         List<HistoryChecker.Violation> violations = new ArrayList<>(findings.violations());
         ToldChecks.check(run, violations);
+        violations.addAll(run.watch.violations);
         return new Explorer.Result(run.seed, violations, world.trace, history.sections(), run.steps,
                 world.elapsed() / 1_000_000);
     }

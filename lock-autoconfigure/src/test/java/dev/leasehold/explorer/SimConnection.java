@@ -96,6 +96,12 @@ final class SimConnection implements LockServer {
     /** What Redis told this instance about its leases, as delivered. */
     final RedisSaid said = new RedisSaid();
 
+    /** The subscription connection's opening and callers descheduled at close (the seed's; {@link Slowness}). */
+    final Slowness slow;
+
+    /** When a fault last dropped a command or lost a reply of this connection (virtual ns; Long.MIN_VALUE: never). */
+    volatile long lastLossAt = Long.MIN_VALUE;
+
     /** What the next step this thread sends says about which owner tokens' leases (set just before sending it). */
     private static final ThreadLocal<Step> ABOUT = new ThreadLocal<>();
 
@@ -116,6 +122,7 @@ final class SimConnection implements LockServer {
     SimConnection(String name, SimRedis redis) {
         this.name = name;
         this.redis = redis;
+        this.slow = new Slowness(name, redis.world);
     }
 
     private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer) {
@@ -155,6 +162,16 @@ final class SimConnection implements LockServer {
 
     synchronized boolean hasPubSub() {
         return !pubSub.isEmpty();
+    }
+
+    /** A message or subscription change may be delivered now (the subscription connection is open). */
+    synchronized boolean pubSubReady() {
+        return !pubSub.isEmpty() && slow.open();
+    }
+
+    /** A step that writes this instance's queue entry on {@code key} (a try that queues, a withdraw) is on its way. */
+    synchronized boolean queueWriteOnItsWay(String key) {
+        return java.util.stream.Stream.concat(sent.stream(), answered.stream()).anyMatch(step -> key.equals(step.queueKey));
     }
 
     /**
@@ -226,6 +243,7 @@ final class SimConnection implements LockServer {
             }
         }
         if (drop) {
+            lastLossAt = redis.world.now();
             redis.world.trace("drop " + step.what);
             step.reply.completeExceptionally(noReply("dropped before it reached Redis: " + step.what));
             return;
@@ -253,6 +271,7 @@ final class SimConnection implements LockServer {
         }
         // traced before it completes: what the woken caller records comes after, in every replay
         if (lose) {
+            lastLossAt = redis.world.now();
             redis.world.trace("lose reply of " + step.what);
             step.reply.completeExceptionally(noReply("reply lost: " + step.what));
             return;
@@ -451,6 +470,7 @@ final class SimConnection implements LockServer {
 
     @Override
     public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
+        slow.descheduleAtWithdraw(keys.logicalKey());
         return send(name + " withdraw " + keys.logicalKey(), () -> redis.withdraw(keys, waiterId), keys.logicalKey(), true,
                 null);
     }
@@ -480,17 +500,29 @@ final class SimConnection implements LockServer {
     }
 
     @Override
-    public synchronized CompletableFuture<Void> subscribe(String channel) {
+    public CompletableFuture<Void> subscribe(String channel) {
+        slow.opening();
         CompletableFuture<Void> done = new CompletableFuture<>();
-        pubSub.add(new PubSub(channel, "subscribe", done));
+        synchronized (this) {
+            pubSub.add(new PubSub(channel, "subscribe", done));
+        }
         return done;
     }
 
     @Override
-    public synchronized CompletableFuture<Void> unsubscribe(String channel) {
+    public CompletableFuture<Void> unsubscribe(String channel) {
+        slow.opening();
         CompletableFuture<Void> done = new CompletableFuture<>();
-        pubSub.add(new PubSub(channel, "unsubscribe", done));
+        synchronized (this) {
+            pubSub.add(new PubSub(channel, "unsubscribe", done));
+        }
         return done;
+    }
+
+    /** The engine's first call that may wait: the subscription connection begins to open. */
+    @Override
+    public void prepareSubscriptions() {
+        slow.opening();
     }
 
     @Override

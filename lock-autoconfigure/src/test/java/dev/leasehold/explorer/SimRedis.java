@@ -67,6 +67,9 @@ final class SimRedis {
     /** Every token block issued, in order: the server's truth the checker reads (tokens only go up). */
     final List<Issued> issued = new ArrayList<>();
 
+    /** When a release or a withdraw last ran per key (virtual ns): where {@link FreeKeyWatch} begins to look. */
+    final Map<String, Long> releasedAt = new HashMap<>();
+
     SimRedis(SimWorld world, FairQueue queue, BiConsumer<String, String> publish) {
         this.world = world;
         this.queue = queue;
@@ -364,6 +367,7 @@ final class SimRedis {
     }
 
     boolean release(LockKeys keys, String token, long keepMs) {
+        releasedAt.put(keys.logicalKey(), world.now());
         String value = get(keys.lock());
         Long last = ownersLastFence(value, token);
         if (last == null) {
@@ -397,6 +401,7 @@ final class SimRedis {
     }
 
     boolean withdraw(LockKeys keys, String waiterId) {
+        releasedAt.put(keys.logicalKey(), world.now());
         boolean took = false;
         long nowMs = micros() / 1000;
         if (waiterId.equals(get(keys.writerWaiting()))) {
@@ -442,6 +447,36 @@ final class SimRedis {
     long counter(LockKeys keys) {
         String counter = get(keys.fence());
         return counter == null ? 0 : Long.parseLong(counter);
+    }
+
+    /**
+     * Whose turn the key is now (a waiter id: its instance's), read without writing: the instance a queue grant waits
+     * for, else, with the key free, the queue's live head (as the next release or try would choose it); null when the
+     * key is held or nobody waits.
+     */
+    String turnOf(LockKeys keys) {
+        String value = get(keys.lock());
+        if (value != null) {
+            return value.startsWith("queue-grant:") ? instanceOf(value.substring("queue-grant:".length())) : null;
+        }
+        if (!queueExists(keys.queue())) {
+            return null;
+        }
+        long nowMs = micros() / 1000;
+        Map<String, Long> expiries = queueExpiries.get(keys.queue());
+        for (String member : queues.get(keys.queue()).keySet()) {
+            long expiresAt = expiries.getOrDefault(member, 0L);
+            if (expiresAt > nowMs && (alive(keys, member) || expiresAt - nowMs <= queue.entryMillis())) {
+                return instanceOf(member);
+            }
+        }
+        return null;
+    }
+
+    /** Whether {@code member} is queued for the key now (its entry not expired), read without writing. */
+    boolean queues(LockKeys keys, String member) {
+        Long expiresAt = queueExists(keys.queue()) ? queueExpiries.get(keys.queue()).get(member) : null;
+        return expiresAt != null && expiresAt > micros() / 1000;
     }
 
     /** Queue members of a key now, first come first. */
