@@ -20,8 +20,8 @@ import dev.leasehold.engine.server.LockKeys;
  * the instance whose turn it is does not sleep beside it for more than {@link #BOUND_NANOS}. Time counts only while
  * nothing of that instance is on its way: no command or reply, no message it may be delivered, no task of its
  * schedulers due, no caller of it descheduled. Not judged within 2 s of a fault, a dropped command or a lost reply (a
- * failing waiter backs off up to a second), for an instance that is closing, nor while the instance's subscription
- * connection may still be opening after its first call that may wait (its connect latency and a Redis timeout).</li>
+ * failing waiter backs off up to a second), for an instance that is closing, nor where the release came while the
+ * instance's subscription connection may still be opening after its first call that may wait (its connect latency).</li>
  * <li>L2: when an instance's {@code close()} returned, Redis queues nothing of it and grants it nothing, unless a step
  * that writes that entry is still on its way or a fault dropped its withdrawal; not judged where {@code close()} took
  * a whole Redis timeout of real time (its documented bound for a caller thread that does not run).</li>
@@ -146,12 +146,10 @@ final class FreeKeyWatch {
                 return true;
             }
         }
-        // the subscription connection opens from the first call that may wait: deaf until then, and a confirmation
-        // wait (a Redis timeout) after
+        // the subscription connection may open from the first call that may wait: deaf until it is open
         long firstWait = who.firstWaitAt;
-        Slowness slow = who.connection.slow;
         return firstWait != Long.MIN_VALUE && firstWait - now <= 0
-                && firstWait + slow.connectNanos + run.config.redisTimeout().toNanos() - since >= 0;
+                && firstWait + who.connection.slow.connectNanos + Explorer.TIMER_SLACK_NANOS - since >= 0;
     }
 
     /** L2 at the moment close() returned: nothing of the instance queued or granted in Redis. */

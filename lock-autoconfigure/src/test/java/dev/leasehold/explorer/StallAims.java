@@ -5,10 +5,11 @@ import java.util.List;
 import dev.leasehold.engine.server.LockKeys;
 
 /**
- * A step aimed at the window of a free-key stall ({@link FreeKeyWatch}), offered only while it is open and picked by
- * the seed like any other: the close of a section taken with a fixed lease once that lease ran out in Redis, while
+ * Steps aimed at the windows of the free-key stalls ({@link FreeKeyWatch}), offered only while one is open and picked
+ * by the seed like any other: the close of a section taken with a fixed lease once that lease ran out in Redis, while
  * another instance waits for the key (a late release, refused as not owned: the queue's head may be asleep on a lease
- * it saw before). Only its timing is aimed; the explorer closes sections anyway.
+ * it saw before); a close while another instance is queued for the key and its subscription connection is still
+ * opening (a release it cannot hear). Only their timing is aimed; the explorer closes sections anyway.
  */
 final class StallAims {
 
@@ -27,14 +28,36 @@ final class StallAims {
             for (Section section : operations.sections(client.instance, client)) {
                 LockKeys names = LockKeys.of("lock:", section.key);
                 if (section.fixedLease && run.redis.lockValue(names) == null && run.redis.turnOf(names) != null) {
-                    choices.add(new Explorer.Choice(2, null, () -> {
-                        run.world.trace("aim: close once the fixed lease ran out in Redis, another instance waiting");
-                        started.run();
-                        operations.close(client, section, run.random.nextBoolean());
-                    }));
+                    choices.add(aimed("aim: close once the fixed lease ran out in Redis, another instance waiting", client,
+                            section, started));
+                    return;
+                }
+                if (deafWaiter(client.instance, names)) {
+                    choices.add(aimed("aim: close while a queued instance's subscription connection opens", client, section,
+                            started));
                     return;
                 }
             }
         }
+    }
+
+    /** Another instance queued for the key while its subscription connection is still opening (it hears no release). */
+    private boolean deafWaiter(Client.Instance holder, LockKeys names) {
+        for (Client.Instance instance : run.instances) {
+            Slowness slow = instance.connection.slow;
+            if (instance != holder && !instance.closing && slow.openingSince() != Long.MIN_VALUE && !slow.open()
+                    && run.redis.queues(names, instance.engine.instanceId() + "|W")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private Explorer.Choice aimed(String what, Client client, Section section, Runnable started) {
+        return new Explorer.Choice(2, null, () -> {
+            run.world.trace(what);
+            started.run();
+            run.operations.close(client, section, run.random.nextBoolean());
+        });
     }
 }
