@@ -1,5 +1,6 @@
 package dev.leasehold.explorer;
 
+import java.time.Duration;
 import java.util.List;
 
 import dev.leasehold.engine.server.LockKeys;
@@ -32,6 +33,18 @@ final class StallAims {
                             section, started));
                     return;
                 }
+                if (section.owner != client && section.grantedAt > run.history.now() - 20_000_000L
+                        && othersQueued(client.instance, names) && operations.sections(client.instance, client).stream()
+                            .noneMatch(mine -> mine.owner == client && mine.key.equals(section.key))) {
+                    // a local successor with a short fixed lease: the hand-off shortens the lease the queue's head
+                    // last saw, so it may sleep past its end
+                    choices.add(new Explorer.Choice(1, null, () -> {
+                        run.world.trace("aim: join a fresh holder's turn with a short fixed lease, another instance queued");
+                        started.run();
+                        operations.tryLock(client, section.key, Duration.ofSeconds(2), Duration.ofMillis(100 + run.random.nextInt(300)));
+                    }));
+                    return;
+                }
                 if (deafWaiter(client.instance, names)) {
                     choices.add(aimed("aim: close while a queued instance's subscription connection opens", client, section,
                             started));
@@ -39,6 +52,11 @@ final class StallAims {
                 }
             }
         }
+    }
+
+    private boolean othersQueued(Client.Instance holder, LockKeys names) {
+        return run.instances.stream().anyMatch(instance -> instance != holder
+                && run.redis.queues(names, instance.engine.instanceId() + "|W"));
     }
 
     /** Another instance queued for the key while its subscription connection is still opening (it hears no release). */
