@@ -16,6 +16,9 @@ final class StallAims {
 
     private final Explorer run;
 
+    /** Clients sent to join a holder's turn with a short lease (the holder's close is aimed while they wait). */
+    private final java.util.Set<Client> joiners = new java.util.HashSet<>();
+
     StallAims(Explorer run) {
         this.run = run;
     }
@@ -41,8 +44,15 @@ final class StallAims {
                     choices.add(new Explorer.Choice(1, null, () -> {
                         run.world.trace("aim: join a fresh holder's turn with a short fixed lease, another instance queued");
                         started.run();
+                        joiners.add(client);
                         operations.tryLock(client, section.key, Duration.ofSeconds(2), Duration.ofMillis(100 + run.random.nextInt(300)));
                     }));
+                    return;
+                }
+                if (joiners.stream().anyMatch(joiner -> joiner.instance == client.instance && !joiner.idle()
+                        && joiner != client && joiner.doing.contains(" tryLock " + section.key + " "))) {
+                    choices.add(aimed("aim: close while a local successor with a short lease waits", client, section,
+                            started));
                     return;
                 }
                 if (deafWaiter(client.instance, names)) {
