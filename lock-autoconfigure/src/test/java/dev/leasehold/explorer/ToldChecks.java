@@ -26,6 +26,8 @@ final class ToldChecks {
 
     static void check(Explorer run, List<HistoryChecker.Violation> violations) {
         History history = run.history;
+        // what Redis said is timed on the virtual clock; the history counts from the run's start
+        long origin = run.world.now() - history.now();
         Set<String> told = history.losses().stream().map(loss -> loss.instance() + "|" + loss.key() + "|" + loss.token())
             .collect(Collectors.toSet());
         for (Client.Instance instance : run.instances) {
@@ -34,10 +36,11 @@ final class ToldChecks {
                 .filter(section -> section.instance().equals(instance.name)).toList();
             synchronized (said) {
                 for (RedisSaid.Gone refused : said.refusedRenewals) {
-                    Long readAt = said.processedAt.get(refused);
-                    if (readAt == null) {
+                    Long read = said.processedAt.get(refused);
+                    if (read == null) {
                         continue;
                     }
+                    long readAt = read - origin;
                     mine.stream().filter(section -> section.key().equals(refused.key()) && !section.reentry()
                             && section.grantedAt() > readAt && said.underLease(refused.token(), section.token())
                             && !said.firstOfBlock(refused.token(), section.token()))
@@ -49,17 +52,19 @@ final class ToldChecks {
                 }
                 long halfTimeout = run.config.redisTimeout().toNanos() / 2;
                 for (RedisSaid.Gone gone : said.goneReservations) {
-                    if (gone.at() - gone.sentAt() > halfTimeout || instance.closingAt >= 0 && instance.closingAt <= gone.at()) {
+                    long sentAt = gone.sentAt() - origin;
+                    long at = gone.at() - origin;
+                    if (at - sentAt > halfTimeout || instance.closingAt >= 0 && instance.closingAt <= at) {
                         continue;
                     }
                     long confirmed = said.lastConfirmedBefore(gone.token(), gone.at());
                     mine.stream().filter(section -> section.key().equals(gone.key()) && !section.reentry()
-                            && said.underLease(gone.token(), section.token()) && section.endAt() <= gone.sentAt()
-                            && confirmed < section.grantedAt() && !section.toldLost()
+                            && said.underLease(gone.token(), section.token()) && section.endAt() <= sentAt
+                            && (confirmed == Long.MIN_VALUE || confirmed - origin < section.grantedAt()) && !section.toldLost()
                             && !told.contains(instance.name + "|" + section.key() + "|" + section.token())
                             && lostWhileHeld(history, section))
                         .findFirst()
-                        .ifPresent(section -> violations.add(new HistoryChecker.Violation(gone.at(),
+                        .ifPresent(section -> violations.add(new HistoryChecker.Violation(at,
                                 "S1 Redis answered a token reservation with \"not yours\" and the holder before, who held"
                                         + " the key when it was lost, was never told: " + section.op() + "#" + section.id()
                                         + "[" + instance.name + " " + section.key() + " token=" + section.token() + "]")));
