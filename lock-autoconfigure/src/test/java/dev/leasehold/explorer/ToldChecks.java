@@ -1,6 +1,7 @@
 package dev.leasehold.explorer;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -13,7 +14,8 @@ import dev.leasehold.campaign.HistoryChecker;
  * the engine, what it does next is judged.
  * <ul>
  * <li>After the watchdog read a renewal refused (delivered, and its thread done with it), the lease is not handed on
- * inside the instance any more (issue 31 item 2).</li>
+ * inside the instance any more (issue 31 item 2); a lock handed on before that and received by its caller after it
+ * is told lost with its grant.</li>
  * <li>A token reservation answered "not yours" within half the Redis timeout of its sending tells the holders that
  * handed that lease on since Redis last confirmed it, where a fault lost the key while they held it (item 3).</li>
  * </ul>
@@ -30,6 +32,9 @@ final class ToldChecks {
         long origin = run.world.now() - history.now();
         Set<String> told = history.losses().stream().map(loss -> loss.instance() + "|" + loss.key() + "|" + loss.token())
             .collect(Collectors.toSet());
+        // when each lock was first told lost
+        Map<String, Long> toldAt = history.losses().stream().collect(Collectors.toMap(
+                loss -> loss.instance() + "|" + loss.key() + "|" + loss.token(), History.Loss::at, Math::min));
         for (Client.Instance instance : run.instances) {
             RedisSaid said = instance.connection.said;
             List<History.Section> mine = history.sections().stream()
@@ -41,9 +46,13 @@ final class ToldChecks {
                         continue;
                     }
                     long readAt = read - origin;
+                    // a lock handed on before the refusal was read and delivered after it (an asynchronous caller's
+                    // future completes on the deliveries' lane) is told lost with its grant: the engine knew by then
                     mine.stream().filter(section -> section.key().equals(refused.key()) && !section.reentry()
                             && section.grantedAt() > readAt && said.underLease(refused.token(), section.token())
-                            && !said.firstOfBlock(refused.token(), section.token()))
+                            && !said.firstOfBlock(refused.token(), section.token())
+                            && toldAt.getOrDefault(instance.name + "|" + section.key() + "|" + section.token(),
+                                    Long.MAX_VALUE) > section.grantedAt())
                         .findFirst()
                         .ifPresent(section -> violations.add(new HistoryChecker.Violation(section.grantedAt(),
                                 "S1 a lock was handed on after its engine read Redis refuse the lease's renewal: "
