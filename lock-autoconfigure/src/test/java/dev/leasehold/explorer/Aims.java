@@ -76,7 +76,7 @@ final class Aims {
                 }
                 if (client.instance.connection.renewalFirst()) {
                     // issue 31 item 6 (inside its hold) and item 2 (a linger ahead): the renewal is still on its way
-                    choices.add(new Explorer.Choice(lock.holdLeftMillis() > 0 ? 4 : section.owner == client ? 0.3 + 2 * shaped : 0,
+                    choices.add(new Explorer.Choice(lock.holdLeftMillis() > 0 ? 4 : section.owner == client ? 0.3 + 4 * shaped : 0,
                             null, aimed("aim: close right after a renewal was sent", () -> {
                                 started.run();
                                 operations.close(client, section, section.owner == null && random.nextBoolean());
@@ -97,7 +97,8 @@ final class Aims {
                 for (Client other : run.clients) {
                     if (other.instance == client.instance && other.idle() && !other.instance.closing) {
                         choices.add(new Explorer.Choice(shaped == 0 ? 0.5 : refusalRead ? 10 : 0.3, null,
-                                aimed("aim: come back while a release lingers", () -> {
+                                aimed(refusalRead ? "aim: come back once a renewal was refused while a release lingers"
+                                        : "aim: come back while a release lingers", () -> {
                             started.run();
                             operations.tryLock(other, line.key(), Duration.ofMillis(300), null);
                         })));
@@ -170,7 +171,7 @@ final class Aims {
             for (Section section : run.operations.open) {
                 if (section.owner != null && !section.closing && section.instance.connection.renewalFirst()
                         && run.redis.lockValue(LockKeys.of("lock:", section.key)) != null) {
-                    choices.add(new Explorer.Choice(1, null, aimed("aim: lose the key while a renewal is on its way",
+                    choices.add(new Explorer.Choice(2, null, aimed("aim: lose the key while a renewal is on its way",
                             () -> run.nemesis.loseKey(section.key))));
                     return;
                 }

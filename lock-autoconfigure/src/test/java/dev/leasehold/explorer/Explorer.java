@@ -133,7 +133,7 @@ final class Explorer {
             .withHandOff(config.handOffs
                     // a linger at most the turn check: 20 ms in a turn checked every 25 ms (token reservations often),
                     // or 100 ms in one checked every second (longer than a renewal's interval: hand-offs from the block)
-                    ? random.nextBoolean() ? new LockEngineSettings.HandOff(64, Duration.ofMillis(25), Duration.ofMillis(20))
+                    ? random.nextInt(3) == 0 ? new LockEngineSettings.HandOff(64, Duration.ofMillis(25), Duration.ofMillis(20))
                             : new LockEngineSettings.HandOff(64, Duration.ofSeconds(1), Duration.ofMillis(100))
                     : new LockEngineSettings.HandOff(random.nextBoolean() ? 64 : 2, Duration.ofMillis(25),
                     // no linger, the default (100 µs), or one long enough for replies and faults to land inside it
@@ -273,8 +273,10 @@ final class Explorer {
                 continue; // the connection is cut off for now: nothing goes through it
             }
             if (connection.hasSent()) {
-                // a renewal at the head waits longer: what callers send meanwhile may reach Redis first
-                choices.add(new Choice(connection.renewalFirst() ? 2 : 8, null, () -> connection.runNext(false)));
+                // a renewal at the head waits longer: what callers send meanwhile may reach Redis first (in a hand-off
+                // run longer still: a close, a linger and a lost key may come before Redis refuses it)
+                choices.add(new Choice(connection.renewalFirst() ? config.handOffs ? 0.5 : 2 : 8, null,
+                        () -> connection.runNext(false)));
                 if (connection.renewalAhead()) {
                     choices.add(new Choice(2, null, connection::runPastRenewal));
                 }
