@@ -153,7 +153,9 @@ final class Aims {
                     .anyMatch(waiting -> waiting.instance() == section.instance && waiting.key().equals(section.key))
                         || run.clients.stream().anyMatch(client -> client.instance == section.instance
                                 && client.doing.contains(" tryLock " + section.key + " "));
-                if (waiterAhead && !section.closing && run.redis.lockValue(LockKeys.of("lock:", section.key)) != null) {
+                // (a hand-off run: only while the key is there to lose)
+                if (waiterAhead && !section.closing
+                        && (!run.config.handOffs() || run.redis.lockValue(LockKeys.of("lock:", section.key)) != null)) {
                     choices.add(new Explorer.Choice(weight, null, aimed("aim: lose the key while a hand-off is ahead",
                             () -> run.nemesis.loseKey(section.key))));
                     return;
