@@ -171,10 +171,16 @@ public class DefaultLockEngine implements LockEngine, AutoCloseable {
         LockKeys keys = recentKeys.get(key);
         if (keys == null) {
             if (recentKeys.size() >= RECENT_KEYS) {
+                // the names they kept go with them (held locks keep only the lock's own name)
+                recentKeys.values().forEach(LockKeys::forgetNames);
                 recentKeys.clear();
             }
             keys = LockKeys.of(settings.keyPrefix(), key);
-            recentKeys.put(key, keys);
+            LockKeys known = recentKeys.putIfAbsent(key, keys);
+            if (known != null) {
+                return known;
+            }
+            keys.keepNames();
         }
         return keys;
     }

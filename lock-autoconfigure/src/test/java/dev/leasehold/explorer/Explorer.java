@@ -24,12 +24,32 @@ import dev.leasehold.engine.server.FairQueue;
  */
 final class Explorer {
 
-    /** The shape of a run. */
+    /**
+     * The shape of a run. {@code handOffs}: a run shaped for local hand-offs (one instance, three callers on one key,
+     * blocking waits long enough to queue, a linger always; see {@link #forSeed}).
+     */
     record Config(int instances, int clientsPerInstance, int keys, int operations, int maxSteps, boolean faults,
-            Duration lease, Duration redisTimeout, int tokenBlock) {
+            Duration lease, Duration redisTimeout, int tokenBlock, boolean handOffs) {
 
         static Config standard() {
-            return new Config(2, 2, 1, 24, 6000, true, Duration.ofSeconds(3), Duration.ofMillis(500), 16);
+            return new Config(2, 2, 1, 24, 6000, true, Duration.ofSeconds(3), Duration.ofMillis(500), 16, false);
+        }
+
+        /**
+         * Hand-offs, lingers and token reservations, where issue 31's items 2 and 3 lived: with two instances most
+         * turns are gated by the other's queue entry, and a run made about one hand-off in two runs.
+         */
+        static Config handOffRun() {
+            // a lease of 1.5 s: a renewal every 500 ms, so that renewals meet hand-offs and lingers
+            return new Config(1, 3, 1, 30, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(500), 16, true);
+        }
+
+        /**
+         * Every fourth seed (a multiple of 4) is a hand-off run, every seed with {@code -Dexplorer.hand-offs=true}; the
+         * others are the standard runs they always were.
+         */
+        static Config forSeed(long seed) {
+            return seed % 4 == 0 || Boolean.getBoolean("explorer.hand-offs") ? handOffRun() : standard();
         }
     }
 
@@ -104,15 +124,22 @@ final class Explorer {
         for (int i = 0; i < config.keys; i++) {
             keys.add("k" + i);
         }
-        this.operations = new Operations(history, world, random, keys, config.lease);
+        this.operations = new Operations(history, world, random, keys, config.lease, config.handOffs);
         this.clockWeight = new double[] { 0.3, 1.5, 6 }[random.nextInt(3)];
-        this.faultWeight = config.faults ? new double[] { 0, 0.2, 1 }[random.nextInt(3)] : 0;
+        // a hand-off run always has faults (its aims are faults), and a linger replies and faults land inside
+        this.faultWeight = !config.faults ? 0 : config.handOffs ? new double[] { 0.2, 1 }[random.nextInt(2)]
+                : new double[] { 0, 0.2, 1 }[random.nextInt(3)];
         this.operationWeight = new double[] { 3, 0.3, 0.03 }[random.nextInt(3)];
         LockEngineSettings settings = LockEngineSettings.defaults()
             .withLeaseTime(config.lease)
             .withRedisTimeout(config.redisTimeout)
             .withFairQueue(queue)
-            .withHandOff(new LockEngineSettings.HandOff(random.nextBoolean() ? 64 : 2, Duration.ofMillis(25),
+            .withHandOff(config.handOffs
+                    // a linger at most the turn check: 20 ms in a turn checked every 25 ms (token reservations often),
+                    // or 100 ms in one checked every second (longer than a renewal's interval: hand-offs from the block)
+                    ? random.nextInt(3) == 0 ? new LockEngineSettings.HandOff(64, Duration.ofMillis(25), Duration.ofMillis(20))
+                            : new LockEngineSettings.HandOff(64, Duration.ofSeconds(1), Duration.ofMillis(100))
+                    : new LockEngineSettings.HandOff(random.nextBoolean() ? 64 : 2, Duration.ofMillis(25),
                     // no linger, the default (100 µs), or one long enough for replies and faults to land inside it
                     new Duration[] { Duration.ZERO, Duration.ofNanos(100_000), Duration.ofMillis(20) }[random.nextInt(3)]));
         for (int i = 0; i < config.instances; i++) {
@@ -241,6 +268,7 @@ final class Explorer {
     private void step(boolean faultsAllowed) {
         settler.settle(steps);
         refusalsRead();
+        aims.observe();
         watch.look();
         List<Choice> choices = new ArrayList<>();
         for (VirtualScheduler lane : world.lanes) {
@@ -258,8 +286,10 @@ final class Explorer {
                 continue; // the connection is cut off for now: nothing goes through it
             }
             if (connection.hasSent()) {
-                // a renewal at the head waits longer: what callers send meanwhile may reach Redis first
-                choices.add(new Choice(connection.renewalFirst() ? 2 : 8, null, () -> connection.runNext(false)));
+                // a renewal at the head waits longer: what callers send meanwhile may reach Redis first (in a hand-off
+                // run longer still: a close, a linger and a lost key may come before Redis refuses it)
+                choices.add(new Choice(connection.renewalFirst() ? config.handOffs ? 0.5 : 2 : 8, null,
+                        () -> connection.runNext(false)));
                 if (connection.renewalAhead()) {
                     choices.add(new Choice(2, null, connection::runPastRenewal));
                 }
@@ -289,11 +319,13 @@ final class Explorer {
             }
         }
         if (faultsAllowed) {
+            // waits stopped at random (a hand-off run stops them where it aims: they would rarely be handed a lock)
+            double stops = config.handOffs ? 0.05 : 0.3;
             for (Client client : clients) {
                 String doing = client.doing;
                 if (!client.idle() && !client.interruptAimed() && !client.instance.connection.slow.descheduled(client)
                         && (doing.contains(" tryLock ") || doing.contains(" re-enter "))) {
-                    choices.add(new Choice(0.3, null, () -> {
+                    choices.add(new Choice(stops, null, () -> {
                         world.trace("interrupt " + client.getName() + " (" + doing + ")");
                         client.interruptNow();
                     }));
@@ -301,13 +333,14 @@ final class Explorer {
             }
             synchronized (operations) {
                 for (Operations.Pending waiting : operations.pending) {
-                    choices.add(new Choice(0.3, null, () -> {
+                    choices.add(new Choice(stops, null, () -> {
                         world.trace("cancel " + waiting.instance().name + "'s tryLockAsync " + waiting.key());
                         waiting.future().cancel(false);
                     }));
                 }
             }
-            if (operationsLeft > 0) {
+            // a hand-off run may aim a few operations past its count (a window opened by its last operations)
+            if (operationsLeft > (config.handOffs ? -10 : 0)) {
                 aims.add(choices, faults, () -> operationsLeft--);
                 stallAims.add(choices, () -> operationsLeft--);
             }

@@ -21,6 +21,8 @@ import static org.assertj.core.api.Assertions.fail;
  * <li>{@code -Dexplorer.seed=S}: the first seed (default: from the clock; seeds S, S+1, ... follow)</li>
  * <li>{@code -Dexplorer.runs=N}: at most this many runs (a replay: {@code -Dexplorer.runs=1})</li>
  * <li>{@code -Dexplorer.trace=true}: print every run's trace</li>
+ * <li>{@code -Dexplorer.hand-offs=true}: every run a hand-off run (else every fourth seed, see
+ * {@link Explorer.Config#forSeed})</li>
  * <li>{@code -Dexplorer.repeat=true}: run the first seed again and again (a run that does not replay step for step:
  * how often it fails)</li>
  * </ul>
@@ -38,14 +40,13 @@ class ExplorerTest {
         long seedStep = Boolean.getBoolean("explorer.repeat") ? 0 : 1;
         long began = System.nanoTime();
         long until = began + seconds * 1_000_000_000L;
-        Explorer.Config config = Explorer.Config.standard();
         long steps = 0;
         long virtualMillis = 0;
         int done = 0;
         List<Explorer.Result> failed = new ArrayList<>();
         for (long seed = firstSeed; done < runs && System.nanoTime() - until < 0; seed += seedStep) {
             long runBegan = System.nanoTime();
-            Explorer.Result result = Explorer.run(seed, config);
+            Explorer.Result result = Explorer.run(seed, Explorer.Config.forSeed(seed));
             if (Boolean.getBoolean("explorer.debug")) {
                 System.out.printf("seed %d: %d steps in %.0f ms%n", seed, result.steps(), (System.nanoTime() - runBegan) / 1e6);
             }
@@ -66,7 +67,7 @@ class ExplorerTest {
                 + " (%.1f s settling)%n", done, firstSeed, steps, virtualMillis / 1000.0, failed.size(), Settler.settleNanos / 1e9);
         if (!failed.isEmpty()) {
             Explorer.Result result = failed.get(0);
-            Explorer.Result again = Explorer.run(result.seed(), config);
+            Explorer.Result again = Explorer.run(result.seed(), Explorer.Config.forSeed(result.seed()));
             fail(report(result, again));
         }
     }

@@ -52,8 +52,12 @@ final class Operations {
     /** Blocking waits in progress (recorded as deadlines at the end if they never returned). */
     final List<History.Deadline> blockingWaits = new ArrayList<>();
 
-    Operations(History history, SimWorld world, Random random, List<String> keys, Duration lease) {
+    /** A run shaped for hand-offs (see {@link Explorer.Config#handOffRun()}). */
+    private final boolean handOffs;
+
+    Operations(History history, SimWorld world, Random random, List<String> keys, Duration lease, boolean handOffs) {
         this.history = history;
+        this.handOffs = handOffs;
         this.world = world;
         this.random = random;
         this.keys = keys;
@@ -61,6 +65,10 @@ final class Operations {
     }
 
     private Duration someWait() {
+        if (handOffs) { // long enough to queue behind the holder and be handed the lock
+            return random.nextInt(8) == 0 ? Duration.ofMillis(20) : random.nextBoolean() ? Duration.ofSeconds(2)
+                    : Duration.ofSeconds(6);
+        }
         return switch (random.nextInt(5)) {
             case 0 -> Duration.ZERO;
             case 1 -> Duration.ofMillis(20);
@@ -71,6 +79,9 @@ final class Operations {
     }
 
     private Duration someLease() {
+        if (handOffs) {
+            return random.nextInt(10) == 0 ? lease.multipliedBy(2) : null;
+        }
         int pick = random.nextInt(8);
         // or a short one, which a section may outlast: its release then comes late, refused (a free-key stall's window)
         return pick < 2 ? lease.multipliedBy(2) : pick == 2 ? Duration.ofMillis(100 + random.nextInt(300)) : null;
@@ -85,6 +96,9 @@ final class Operations {
         Client.Instance instance = client.instance;
         List<Section> mine = sections(instance, client);
         int choice = random.nextInt(100);
+        if (handOffs) {
+            return startForHandOffs(client, mine, choice);
+        }
         if (choice < 28) {
             return tryLock(client, someKey(), someWait(), someLease());
         }
@@ -105,6 +119,31 @@ final class Operations {
             return reenter(client, section);
         }
         if (choice < 94 || !section.fixedLease) {
+            return holdAtLeast(client, section);
+        }
+        return extend(client, section);
+    }
+
+    /**
+     * In a hand-off run: blocking waits, and blocking closes by the lock's own thread mostly (a lock goes to a waiter
+     * of its instance; a release with nobody waiting lingers).
+     */
+    private String startForHandOffs(Client client, List<Section> mine, int choice) {
+        if (mine.isEmpty()) {
+            return choice < 70 ? tryLock(client, someKey(), someWait(), someLease())
+                    : tryLockAsync(client, someKey(), someWait(), someLease());
+        }
+        Section section = mine.get(random.nextInt(mine.size()));
+        if (choice < 60) {
+            return close(client, section, false);
+        }
+        if (choice < 70) {
+            return close(client, section, true);
+        }
+        if (choice < 78 && section.owner == client) {
+            return reenter(client, section);
+        }
+        if (choice < 90 || !section.fixedLease) {
             return holdAtLeast(client, section);
         }
         return extend(client, section);

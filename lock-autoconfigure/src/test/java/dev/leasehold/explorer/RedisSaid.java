@@ -40,6 +40,12 @@ final class RedisSaid {
         }
     }
 
+    /** Whether the engine read a renewal of {@code key} refused at or after {@code since}. */
+    synchronized boolean refusalReadSince(String key, long since) {
+        return processedAt.entrySet().stream()
+            .anyMatch(read -> read.getKey().key().equals(key) && read.getKey().at() - since >= 0);
+    }
+
     /** Per owner token, when a renewal Redis accepted was delivered (the engine clears its unconfirmed holders then). */
     private final Map<String, List<Long>> confirmed = new HashMap<>();
 

@@ -1,6 +1,7 @@
 package dev.leasehold.explorer;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -13,7 +14,8 @@ import dev.leasehold.campaign.HistoryChecker;
  * the engine, what it does next is judged.
  * <ul>
  * <li>After the watchdog read a renewal refused (delivered, and its thread done with it), the lease is not handed on
- * inside the instance any more (issue 31 item 2).</li>
+ * inside the instance any more (issue 31 item 2); a lock handed on before that and received by its caller after it
+ * is told lost with its grant.</li>
  * <li>A token reservation answered "not yours" within half the Redis timeout of its sending tells the holders that
  * handed that lease on since Redis last confirmed it, where a fault lost the key while they held it (item 3).</li>
  * </ul>
@@ -24,45 +26,71 @@ final class ToldChecks {
     private ToldChecks() {
     }
 
+    /** What one instance was told, and when its engine began closing (-1: not before the end; history time). */
+    record Told(String instance, RedisSaid said, long closingAt) {
+    }
+
     static void check(Explorer run, List<HistoryChecker.Violation> violations) {
-        History history = run.history;
+        // what Redis said is timed on the virtual clock; the history counts from the run's start
+        long origin = run.world.now() - run.history.now();
+        check(run.history, run.instances.stream()
+            .map(instance -> new Told(instance.name, instance.connection.said, instance.closingAt)).toList(),
+                run.config.redisTimeout().toNanos(), origin, violations);
+    }
+
+    /**
+     * The rules on {@code history}; {@code origin}: the virtual clock's reading at the history's time 0 (what Redis
+     * said is timed on the virtual clock).
+     */
+    static void check(History history, List<Told> instances, long redisTimeoutNanos, long origin,
+            List<HistoryChecker.Violation> violations) {
         Set<String> told = history.losses().stream().map(loss -> loss.instance() + "|" + loss.key() + "|" + loss.token())
             .collect(Collectors.toSet());
-        for (Client.Instance instance : run.instances) {
-            RedisSaid said = instance.connection.said;
+        // when each lock was first told lost
+        Map<String, Long> toldAt = history.losses().stream().collect(Collectors.toMap(
+                loss -> loss.instance() + "|" + loss.key() + "|" + loss.token(), History.Loss::at, Math::min));
+        for (Told instance : instances) {
             List<History.Section> mine = history.sections().stream()
-                .filter(section -> section.instance().equals(instance.name)).toList();
+                .filter(section -> section.instance().equals(instance.instance())).toList();
+            RedisSaid said = instance.said();
             synchronized (said) {
                 for (RedisSaid.Gone refused : said.refusedRenewals) {
-                    Long readAt = said.processedAt.get(refused);
-                    if (readAt == null) {
+                    Long read = said.processedAt.get(refused);
+                    if (read == null) {
                         continue;
                     }
+                    long readAt = read - origin;
+                    // a lock handed on before the refusal was read and delivered after it (an asynchronous caller's
+                    // future completes on the deliveries' lane) is told lost with its grant: the engine knew by then
                     mine.stream().filter(section -> section.key().equals(refused.key()) && !section.reentry()
                             && section.grantedAt() > readAt && said.underLease(refused.token(), section.token())
-                            && !said.firstOfBlock(refused.token(), section.token()))
+                            && !said.firstOfBlock(refused.token(), section.token())
+                            && toldAt.getOrDefault(instance.instance() + "|" + section.key() + "|" + section.token(),
+                                    Long.MAX_VALUE) > section.grantedAt())
                         .findFirst()
                         .ifPresent(section -> violations.add(new HistoryChecker.Violation(section.grantedAt(),
                                 "S1 a lock was handed on after its engine read Redis refuse the lease's renewal: "
-                                        + section.op() + "#" + section.id() + "[" + instance.name + " " + section.key()
+                                        + section.op() + "#" + section.id() + "[" + instance.instance() + " " + section.key()
                                         + " token=" + section.token() + "]")));
                 }
-                long halfTimeout = run.config.redisTimeout().toNanos() / 2;
+                long halfTimeout = redisTimeoutNanos / 2;
                 for (RedisSaid.Gone gone : said.goneReservations) {
-                    if (gone.at() - gone.sentAt() > halfTimeout || instance.closingAt >= 0 && instance.closingAt <= gone.at()) {
+                    long sentAt = gone.sentAt() - origin;
+                    long at = gone.at() - origin;
+                    if (at - sentAt > halfTimeout || instance.closingAt() >= 0 && instance.closingAt() <= at) {
                         continue;
                     }
                     long confirmed = said.lastConfirmedBefore(gone.token(), gone.at());
                     mine.stream().filter(section -> section.key().equals(gone.key()) && !section.reentry()
-                            && said.underLease(gone.token(), section.token()) && section.endAt() <= gone.sentAt()
-                            && confirmed < section.grantedAt() && !section.toldLost()
-                            && !told.contains(instance.name + "|" + section.key() + "|" + section.token())
+                            && said.underLease(gone.token(), section.token()) && section.endAt() <= sentAt
+                            && (confirmed == Long.MIN_VALUE || confirmed - origin < section.grantedAt()) && !section.toldLost()
+                            && !told.contains(instance.instance() + "|" + section.key() + "|" + section.token())
                             && lostWhileHeld(history, section))
                         .findFirst()
-                        .ifPresent(section -> violations.add(new HistoryChecker.Violation(gone.at(),
+                        .ifPresent(section -> violations.add(new HistoryChecker.Violation(at,
                                 "S1 Redis answered a token reservation with \"not yours\" and the holder before, who held"
                                         + " the key when it was lost, was never told: " + section.op() + "#" + section.id()
-                                        + "[" + instance.name + " " + section.key() + " token=" + section.token() + "]")));
+                                        + "[" + instance.instance() + " " + section.key() + " token=" + section.token() + "]")));
                 }
             }
         }

@@ -42,6 +42,13 @@ public final class LockKeys {
     /** Null when every other name is {@link #lock} plus its suffix; else readers .. queueExpiry as given. */
     private final String @Nullable [] given;
 
+    /**
+     * The derived names, made once while these names are among an engine's recent keys ({@link #keepNames}): a key
+     * locked again and again then builds no string per call. Forgotten when they leave ({@link #forgetNames}), so
+     * that held locks stay small.
+     */
+    private volatile String @Nullable [] derived;
+
     public LockKeys(String logicalKey, String lock, String readers, String writerWaiting, String fence,
             String channel, String queue, String queueExpiry) {
         this.logicalKey = logicalKey;
@@ -130,7 +137,24 @@ public final class LockKeys {
     }
 
     private String name(int index, String suffix) {
-        return given != null ? given[index] : lock + suffix;
+        if (given != null) {
+            return given[index];
+        }
+        String[] names = derived;
+        return names != null ? names[index] : lock + suffix;
+    }
+
+    /** Keeps the derived names from now on (see {@link #derived}). */
+    public void keepNames() {
+        if (given == null) {
+            derived = new String[] { lock + READERS, lock + WRITER_WAITING, lock + FENCE, lock + CHANNEL, lock + QUEUE,
+                lock + QUEUE_EXPIRY };
+        }
+    }
+
+    /** Derives the names on each request again (see {@link #derived}). */
+    public void forgetNames() {
+        derived = null;
     }
 
     @Override
