@@ -95,11 +95,15 @@ public class LeaseholdAutoConfiguration {
         return new DefaultLockEngine(server, settings, new CompositeLockObserver(observers.orderedStream().toList()));
     }
 
-    /** Stops the engine before the connection factory stops, so that shutdown releases what is held. */
+    /**
+     * Stops the engine, then closes the lock server, before the connection factory stops, so that shutdown
+     * releases what is held and no connection of the server is left to the stopped client.
+     */
     @Bean
     @ConditionalOnBean(DefaultLockEngine.class)
-    LockEngineLifecycle leaseholdLockEngineLifecycle(DefaultLockEngine engine, RedisConnectionFactory connectionFactory) {
-        return new LockEngineLifecycle(engine, connectionFactory);
+    LockEngineLifecycle leaseholdLockEngineLifecycle(DefaultLockEngine engine, ObjectProvider<LockServer> server,
+            RedisConnectionFactory connectionFactory) {
+        return new LockEngineLifecycle(engine, server.getIfUnique(), connectionFactory);
     }
 
     @Configuration(proxyBeanMethods = false)

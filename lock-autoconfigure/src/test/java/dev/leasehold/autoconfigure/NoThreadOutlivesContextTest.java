@@ -13,12 +13,15 @@ import dev.leasehold.LockService;
 import dev.leasehold.engine.Await;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.test.redis.RedisServerExtension;
+import io.lettuce.core.resource.NettyCustomizer;
+import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -116,5 +119,55 @@ class NoThreadOutlivesContextTest {
         finally {
             waiterThreads.shutdownNow();
         }
+    }
+
+    /**
+     * The first call that may wait opens the release channel's connection ahead, on a thread of its own. A context
+     * closed right after that call (a short test, a quick restart) closed the engine, then the connection factory
+     * stopped under the connect still on its way: Netty logged an ERROR ("Event loop shut down?"), Lettuce never
+     * completed the connect, and the lock server's destroy method waited 10 s for it. Now the subscription
+     * connection closes with the engine, in the lifecycle phase before the factory's, and a connect is waited for
+     * only as long as the client's connect timeout. The subscription's connect is made slow here (300 ms before it
+     * starts, as a cold JVM or a far server makes it), so that it is always still on its way when the context closes.
+     */
+    @RepeatedTest(2)
+    void aContextClosedRightAfterItsFirstWaitingCallClosesPromptlyAndLogsNoError() {
+        java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+            .getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged = new ch.qos.logback.core.read.ListAppender<>();
+        logged.start();
+        root.addAppender(logged);
+        long[] closing = new long[1];
+        try {
+            new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LeaseholdAutoConfiguration.class))
+                .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
+                        "spring.data.redis.port=" + redis.server().port(), "leasehold.key-prefix=first-wait:")
+                .withBean(ClientResourcesBuilderCustomizer.class, () -> resources -> resources.nettyCustomizer(new NettyCustomizer() {
+                    @Override
+                    public void afterBootstrapInitialized(io.netty.bootstrap.Bootstrap bootstrap) {
+                        if (Thread.currentThread().getName().equals("leasehold-subscription-opener")) {
+                            java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(300).toNanos());
+                        }
+                    }
+                }))
+                .run(context -> {
+                    LockService locks = context.getBean(LockService.class);
+                    try (LockHandle handle = locks.tryLock("free", Duration.ofSeconds(2), null).orElseThrow()) {
+                        assertThat(handle.isHeld()).isTrue();
+                    }
+                    closing[0] = System.nanoTime();
+                });
+        }
+        finally {
+            root.detachAppender(logged);
+        }
+        Duration closed = Duration.ofNanos(System.nanoTime() - closing[0]);
+        assertThat(logged.list).as("what was logged at ERROR while the context closed")
+            .filteredOn(event -> event.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.ERROR))
+            .extracting(event -> event.getThreadName() + ": " + event.getFormattedMessage()).isEmpty();
+        assertThat(closed).as("the context's close").isLessThan(Duration.ofSeconds(3));
+        assertThat(leaseholdThreadsBut(before)).as("Leasehold threads alive right after the context closed").isEmpty();
     }
 }

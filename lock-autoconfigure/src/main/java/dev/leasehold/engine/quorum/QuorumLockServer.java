@@ -79,6 +79,9 @@ public class QuorumLockServer implements LockServer {
 
     private final List<AutoCloseable> closeAfterNodes = new java.util.concurrent.CopyOnWriteArrayList<>();
 
+    /** Guarded by this. */
+    private boolean closed;
+
     /**
      * @param nodes three or more independent servers
      * @param redisTimeout bound of every step (each round answers a little before it)
@@ -315,8 +318,13 @@ public class QuorumLockServer implements LockServer {
         return nodes.stream().map(QuorumNode::name).toList().toString();
     }
 
+    /** Idempotent: the engine's lifecycle closes it, then its destroy method. */
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         proberThreads.stop(prober, Duration.ofSeconds(5), true);
         for (QuorumNode node : nodes) {
             try {

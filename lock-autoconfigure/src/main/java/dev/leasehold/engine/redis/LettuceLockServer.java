@@ -255,8 +255,12 @@ public class LettuceLockServer extends ScriptedLockServer {
         }
     }
 
+    /** Idempotent: the engine's lifecycle closes it before the connection factory stops, then its destroy method. */
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
         closed = true;
         subscriptions.close();
         if (acknowledgedWrites != null) {

@@ -60,6 +60,9 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
 
     private final ContainerReleaseSubscriptions subscriptions;
 
+    /** Guarded by this. */
+    private boolean closed;
+
     /**
      * @param keyPrefix used to name the channel that keeps the shared subscription open between waits
      */
@@ -219,10 +222,14 @@ public class RedisTemplateLockServer extends ScriptedLockServer {
 
     /**
      * Lets the steps already queued run (the engine's last releases), bounded, then fails what is left and
-     * stops the subscription.
+     * stops the subscription. Idempotent (the engine's lifecycle closes it, then its destroy method).
      */
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         subscriptions.close();
         for (Runnable runnable : stripes.shutdown(Duration.ofSeconds(5))) {
             if (runnable instanceof Step<?> step) {

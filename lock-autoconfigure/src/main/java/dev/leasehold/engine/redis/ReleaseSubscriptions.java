@@ -203,7 +203,9 @@ final class ReleaseSubscriptions extends ReleaseChannels {
     /**
      * Connects on a thread of its own, waited for here: an interrupt of {@link #thread} (close() past its
      * patience, Redis not answering the handshake) ends the wait but not Lettuce's connect, so the connection
-     * that comes late is closed when it comes instead of staying open with nobody to close it.
+     * that comes late is closed when it comes instead of staying open with nobody to close it. The wait is
+     * bounded by the client's connect timeout (and a second): a connect whose channel the client's event loop
+     * refused (the client shutting down) is never completed by Lettuce.
      */
     private StatefulRedisPubSubConnection<byte[], byte[]> open(AbstractRedisClient client) {
         CompletableFuture<StatefulRedisPubSubConnection<byte[], byte[]>> opening = new CompletableFuture<>();
@@ -219,14 +221,20 @@ final class ReleaseSubscriptions extends ReleaseChannels {
         opener.setDaemon(true);
         this.opener = opener;
         opener.start();
+        Duration patience = client.getOptions().getSocketOptions().getConnectTimeout().plusSeconds(1);
         try {
-            return opening.get();
+            return opening.get(patience.toMillis(), TimeUnit.MILLISECONDS);
         }
         catch (InterruptedException ex) {
             opening.thenAccept(StatefulRedisPubSubConnection::close);
             Thread.currentThread().interrupt();
             throw new LockServerException(LockServerException.Kind.UNAVAILABLE,
                     "interrupted while the subscription connection was opening", ex);
+        }
+        catch (java.util.concurrent.TimeoutException ex) {
+            opening.thenAccept(StatefulRedisPubSubConnection::close);
+            throw new LockServerException(LockServerException.Kind.UNAVAILABLE,
+                    "the subscription connection did not open within " + patience.toMillis() + " ms", ex);
         }
         catch (ExecutionException ex) {
             Throwable cause = Objects.requireNonNullElse(ex.getCause(), ex);
