@@ -215,6 +215,63 @@ class AsyncLockingTest extends EveryServerEngineTest {
         assertThat(engine.tryLock("unbound", Duration.ZERO, null)).isPresent().get().satisfies(LockHandle::close);
     }
 
+    /**
+     * Stages complete on the engine's own delivery threads, reused: the {@code CompletableFuture} default async pool
+     * they completed on before starts a thread per task on a machine of two CPUs or fewer, and with thousands of
+     * threads in the JVM a start took so long that async grants came hundreds of milliseconds late (the scale
+     * benchmark's 10,000 waiters). A stage that blocks does not hold up the others; close() ends the threads.
+     */
+    @Test
+    void stagesCompleteOnReusedDeliveryThreadsAndABlockedStageHoldsUpNoOther() throws Exception {
+        DefaultLockEngine engine = fixture.engine();
+        DefaultLockEngine holder = fixture.engine(); // another client
+        java.util.Set<Thread> delivering = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        for (int i = 0; i < 20; i++) {
+            // each stage is attached while its wait is still on (the key held elsewhere), so the thread that runs it
+            // is the one that completes the wait, not this one
+            LockHandle held = holder.lock("delivered", Duration.ZERO);
+            CompletableFuture<Void> stage = engine.tryLockAsync("delivered", Duration.ofSeconds(5), null).toCompletableFuture()
+                .thenAccept(handle -> {
+                    delivering.add(Thread.currentThread());
+                    handle.orElseThrow().close();
+                });
+            held.close();
+            stage.get(5, TimeUnit.SECONDS);
+        }
+        assertThat(delivering).as("threads that completed 20 waits one after the other")
+            .extracting(Thread::getName).containsOnly("leasehold-deliveries");
+        assertThat(delivering).hasSizeLessThanOrEqualTo(2);
+
+        java.util.concurrent.CountDownLatch unblock = new java.util.concurrent.CountDownLatch(1);
+        LockHandle held = holder.lock("blocking-stage", Duration.ZERO);
+        CompletableFuture<Void> blocked = engine.tryLockAsync("blocking-stage", Duration.ofSeconds(5), null)
+            .toCompletableFuture()
+            .thenAccept(handle -> {
+                try (LockHandle lock = handle.orElseThrow()) {
+                    unblock.await(20, TimeUnit.SECONDS); // a caller's stage that blocks (a JDBC call, a join)
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        held.close();
+        Await.until(Duration.ofSeconds(5), "a delivery thread runs the blocking stage",
+                () -> engine.heldLockCount() == 1);
+        Optional<LockHandle> next = engine.tryLockAsync("after-the-blocked-one", Duration.ofSeconds(5), null)
+            .toCompletableFuture().thenApply(handle -> {
+                handle.ifPresent(LockHandle::close);
+                return handle;
+            }).get(5, TimeUnit.SECONDS);
+        assertThat(next).as("a grant delivered while another caller's stage blocks").isPresent();
+        assertThat(blocked).isNotDone();
+        unblock.countDown();
+        blocked.get(5, TimeUnit.SECONDS);
+
+        engine.close();
+        assertThat(Thread.getAllStackTraces().keySet()).as("delivery threads alive once close() returned")
+            .filteredOn(thread -> delivering.contains(thread) && thread.isAlive()).isEmpty();
+    }
+
     @Test
     void aMonoCancelledBeforeTheGrantLeavesNothingHeld() throws Exception {
         DefaultLockEngine engine = fixture.engine();

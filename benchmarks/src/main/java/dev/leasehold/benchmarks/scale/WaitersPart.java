@@ -56,6 +56,11 @@ final class WaitersPart {
         try {
             String run = "wait-" + Long.toString(System.nanoTime(), 36) + "-";
             AtomicLongArray releasedAt = new AtomicLongArray(keys);
+            java.util.concurrent.atomic.AtomicIntegerArray releasedBy = new java.util.concurrent.atomic.AtomicIntegerArray(keys);
+            long[][] split = new long[4][keys * waitersPerKey];
+            for (int k = 0; k < keys; k++) {
+                releasedBy.set(k, k % CLIENTS);
+            }
             int waiters = keys * waitersPerKey;
             long[] latencies = new long[waiters];
             AtomicLong granted = new AtomicLong();
@@ -93,6 +98,9 @@ final class WaitersPart {
                     }
                     else {
                         latencies[slot] = System.nanoTime() - released;
+                        int kind = (releasedBy.get(key) == slot % CLIENTS ? 0 : 1) + (async ? 2 : 0);
+                        split[kind][slot] = latencies[slot];
+                        releasedBy.set(key, slot % CLIENTS);
                     }
                     granted.incrementAndGet();
                 };
@@ -159,6 +167,11 @@ final class WaitersPart {
                 .forEach(call -> perCommand.append(String.format(" %s %.2f", call.getKey(), (double) call.getValue() / grants)));
             System.out.println(perCommand);
             long[] measured = java.util.Arrays.stream(latencies).filter(latency -> latency > 0).toArray();
+            System.out.println(contenderId + " wake-ups by latency: " + histogram(measured));
+            String[] kinds = { "same client, blocked", "other client, blocked", "same client, async", "other client, async" };
+            for (int k = 0; k < 4; k++) {
+                System.out.println("  " + kinds[k] + ": " + histogram(java.util.Arrays.stream(split[k]).filter(l -> l > 0).toArray()));
+            }
             return new double[] { InstancesPart.quantileMillis(measured, 0.5), InstancesPart.quantileMillis(measured, 0.99),
                     (double) subscriptions / CLIENTS, (double) ServerStats.scriptCalls(calls) / grants,
                     (double) ServerStats.allCalls(calls) / grants, callerThreads, libraryThreads, notGranted.get(), grantedBeforeRelease.get() };
@@ -167,6 +180,25 @@ final class WaitersPart {
             clients.forEach(ScaleContender::close);
             asyncReleases.shutdownNow();
         }
+    }
+
+    private static final long[] BUCKET_MILLIS = { 5, 20, 50, 100, 250, 500, 1000, 1500, 2500, 5000, Long.MAX_VALUE };
+
+    /** How many wake-ups fell under each bound (a tail at whole seconds points at a periodic look, not at load). */
+    static String histogram(long[] latenciesNanos) {
+        long[] counts = new long[BUCKET_MILLIS.length];
+        for (long latency : latenciesNanos) {
+            int bucket = 0;
+            while (latency > BUCKET_MILLIS[bucket] * 1_000_000L) {
+                bucket++;
+            }
+            counts[bucket]++;
+        }
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < counts.length; i++) {
+            out.append(i == counts.length - 1 ? "more" : "<=" + BUCKET_MILLIS[i] + "ms").append(' ').append(counts[i]).append("  ");
+        }
+        return out.toString().trim();
     }
 
     /** Live threads that are not this benchmark's own (whose names start with "scale-"). */

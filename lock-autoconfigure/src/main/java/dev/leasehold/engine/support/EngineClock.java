@@ -1,6 +1,5 @@
 package dev.leasehold.engine.support;
 
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -21,8 +20,6 @@ public final class EngineClock {
     /** Whether this JVM may replace the clock; read once, so production code pays nothing for it. */
     private static final boolean VIRTUAL = Boolean.getBoolean("leasehold.engine.virtual-clock");
 
-    private static final Executor DELIVERIES = new CompletableFuture<Void>().defaultExecutor();
-
     private static volatile @Nullable Source source;
 
     private EngineClock() {
@@ -36,7 +33,7 @@ public final class EngineClock {
         /** A single-threaded scheduler whose delays follow {@link #nanoTime()}. */
         ScheduledThreadPoolExecutor scheduler(ThreadFactory threads);
 
-        /** Where asynchronous results are handed to their callers (the default async pool in production). */
+        /** Where asynchronous results are handed to their callers (the engine's delivery threads in production). */
         Executor deliveries();
     }
 
@@ -57,16 +54,16 @@ public final class EngineClock {
     }
 
     /**
-     * Where asynchronous acquisitions hand their result to the caller. Read once (a constant of the engine): in a
-     * JVM that may replace the clock, it asks at each hand-over whether a virtual clock is installed by then.
+     * Where asynchronous acquisitions hand their result to the caller: {@code own}, the engine's delivery threads,
+     * unless a virtual clock is installed (asked at each hand-over in a JVM that may replace the clock).
      */
-    public static Executor deliveries() {
+    public static Executor deliveries(Executor own) {
         if (!VIRTUAL) {
-            return DELIVERIES;
+            return own;
         }
         return work -> {
             Source virtual = source;
-            (virtual != null ? virtual.deliveries() : DELIVERIES).execute(work);
+            (virtual != null ? virtual.deliveries() : own).execute(work);
         };
     }
 

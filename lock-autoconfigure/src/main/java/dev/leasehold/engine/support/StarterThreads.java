@@ -35,6 +35,8 @@ public final class StarterThreads implements ThreadFactory {
     public Thread newThread(Runnable work) {
         Thread thread = new Thread(work, name);
         thread.setDaemon(true);
+        // a pool whose threads end when idle (the deliveries) makes threads all along: forget the ended ones
+        made.removeIf(ended -> ended.getState() == Thread.State.TERMINATED);
         made.add(thread);
         return thread;
     }

@@ -57,6 +57,8 @@ public final class Acquisitions implements AutoCloseable {
 
     private final StarterThreads timerThreads;
 
+    private final Deliveries deliveries = new Deliveries();
+
     private final Set<Acquisition> live = ConcurrentHashMap.newKeySet();
 
     /** Set by {@link #close()}: completes once no acquisition is live (each has withdrawn what it left). */
@@ -114,7 +116,7 @@ public final class Acquisitions implements AutoCloseable {
     public CompletableFuture<Optional<LockHandle>> acquireAsync(LockKeys keys, LockMode mode, long waitNanos,
             @Nullable Long fixedLeaseMillis, Function<HeldLock, LockHandle> register) {
         Acquisition acquisition = start(keys, mode, waitNanos, fixedLeaseMillis, null, null);
-        return AsyncOutcome.of(acquisition, register, context.holdings::delivered);
+        return AsyncOutcome.of(acquisition, register, context.holdings::delivered, deliveries.executor());
     }
 
     /**
@@ -161,6 +163,8 @@ public final class Acquisitions implements AutoCloseable {
         timerThreads.stop(context.timer, context.settings.redisTimeout(), false);
         awaitAllEnded();
         context.awaitWithdrawals();
+        // the outcomes of the acquisitions just ended are handed over by now; their callers' stages may still run
+        deliveries.close(context.settings.redisTimeout());
     }
 
     /**

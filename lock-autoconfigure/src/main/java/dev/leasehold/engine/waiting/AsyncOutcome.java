@@ -11,22 +11,19 @@ import dev.leasehold.LockAcquisitionException;
 import dev.leasehold.LockHandle;
 import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.server.LockServerException;
-import dev.leasehold.engine.support.EngineClock;
 
 import org.jspecify.annotations.Nullable;
 
 /**
  * What {@code tryLockAsync} returns for an {@link Acquisition}: a stage its caller may cancel (the wait then
- * ends and takes back whatever may have been granted), completed on the {@code CompletableFuture} default
- * async pool rather than on the thread that ended the wait (a Redis I/O thread, or the engine's timer),
- * so that dependent stages may block without stalling Redis replies or other waiters.
+ * ends and takes back whatever may have been granted), completed on the engine's delivery threads
+ * ({@link Deliveries}) rather than on the thread that ended the wait (a Redis I/O thread, or the engine's wait
+ * thread), so that dependent stages may block without stalling Redis replies or other waiters.
  * <p>
  * A handle that arrives after its stage was cancelled (or completed by someone else) has no taker, and is
  * closed at once.
  */
 final class AsyncOutcome {
-
-    private static final Executor DELIVERY = EngineClock.deliveries();
 
     private AsyncOutcome() {
     }
@@ -34,19 +31,20 @@ final class AsyncOutcome {
     /**
      * @param register makes the handle of a granted lock
      * @param delivered told once the caller has the handle (a loss found before then is reported now)
+     * @param deliveries where the stage completes
      */
     static CompletableFuture<Optional<LockHandle>> of(Acquisition acquisition,
-            Function<HeldLock, LockHandle> register, java.util.function.Consumer<HeldLock> delivered) {
+            Function<HeldLock, LockHandle> register, java.util.function.Consumer<HeldLock> delivered, Executor deliveries) {
         CompletableFuture<Optional<LockHandle>> outcome = new CompletableFuture<>();
         // cancelled, or completed by its holder (orTimeout, complete): stop waiting (a no-op once it ended)
         outcome.whenComplete((value, error) -> acquisition.cancel());
         acquisition.result().whenComplete((lock, error) -> {
             if (error != null) {
-                deliver(() -> outcome.completeExceptionally(rethrown(error)));
+                deliver(deliveries, () -> outcome.completeExceptionally(rethrown(error)));
                 return;
             }
             if (lock == null) {
-                deliver(() -> outcome.complete(Optional.empty()));
+                deliver(deliveries, () -> outcome.complete(Optional.empty()));
                 return;
             }
             LockHandle handle;
@@ -54,10 +52,10 @@ final class AsyncOutcome {
                 handle = register.apply(lock);
             }
             catch (RuntimeException ex) { // granted as shutdown began: released already
-                deliver(() -> outcome.completeExceptionally(ex));
+                deliver(deliveries, () -> outcome.completeExceptionally(ex));
                 return;
             }
-            deliver(() -> {
+            deliver(deliveries, () -> {
                 if (outcome.complete(Optional.of(handle))) {
                     delivered.accept(lock);
                 }
@@ -69,9 +67,9 @@ final class AsyncOutcome {
         return outcome;
     }
 
-    private static void deliver(Runnable completion) {
+    private static void deliver(Executor deliveries, Runnable completion) {
         try {
-            DELIVERY.execute(completion);
+            deliveries.execute(completion);
         }
         catch (RejectedExecutionException ex) {
             completion.run();
