@@ -17,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.engine.redis.ScriptedLockServer;
 
 /**
  * Waiting instances form a fair queue in Redis: the release grants the key to the instance that came first
@@ -121,6 +122,50 @@ class FairQueueTest extends EveryServerEngineTest {
         pool.shutdown();
         // woken by the release at once (the head left; the grant went to the next), not at a re-check
         assertThat(waitedMillis).isLessThan(FairQueue.DEFAULTS.refreshMillis());
+    }
+
+    /**
+     * The queue's head was granted the key by a release but gives up without claiming it (its wait ended, its
+     * instance closes): its withdrawal takes the grant back and must grant the key to the next waiter and wake it
+     * (withdraw.lua), or the key stands free until that waiter looks again on its own, up to a refresh interval
+     * or, on one server, its whole sleep. Looks are 10 s apart here, so only the wake-up is in time.
+     */
+    @Test
+    void aHeadThatGivesUpAGrantItDidNotClaimWakesTheNextWaiterAtOnce() throws Exception {
+        FairQueue slowLooks = new FairQueue(Duration.ofSeconds(20), Duration.ofSeconds(20), Duration.ofSeconds(10), 16);
+        String key = "passed-on";
+        LockKeys keys = LockKeys.of("lock:", key);
+        // the holder and the head are bare steps on a server: the head never claims what it is granted
+        ScriptedLockServer steps = (ScriptedLockServer) fixture.server("lock:");
+        steps.fairQueue(slowLooks);
+        assertThat(steps.acquire(keys, LockMode.EXCLUSIVE, "holder", 30_000, 0, "holder-instance", false)
+            .get(5, TimeUnit.SECONDS).granted()).isTrue();
+        assertThat(steps.acquire(keys, LockMode.EXCLUSIVE, "head-try", 30_000, 0, "head-instance", true)
+            .get(5, TimeUnit.SECONDS).granted()).isFalse();
+        ScriptedLockServer server = (ScriptedLockServer) fixture.server("lock:");
+        server.fairQueue(slowLooks);
+        DefaultLockEngine next = fixture.engine(server, EngineFixture.fastSettings().withFairQueue(slowLooks));
+        java.util.concurrent.CompletableFuture<Long> grantedAt = next.tryLockAsync(key, Duration.ofSeconds(30), null)
+            .toCompletableFuture().thenApply(handle -> {
+                long at = System.nanoTime();
+                handle.orElseThrow().close();
+                return at;
+            });
+        Await.until(Duration.ofSeconds(10), "the next waiter queued behind the head and sleeps, subscribed",
+                () -> queueLength(key) == 2 && next.waitingCount() == 1 && next.subscribedChannelCount() == 1);
+
+        assertThat(steps.release(keys, LockMode.EXCLUSIVE, "holder").get(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(redis.server().command("GET", keys.lock())).as("the release granted the key to the head")
+            .isEqualTo("queue-grant:head-instance|W");
+        long withdrawnAt = System.nanoTime();
+        assertThat(steps.withdraw(keys, "head-instance").get(5, TimeUnit.SECONDS)).as("took the grant back").isTrue();
+
+        Await.until(Duration.ofMillis(slowLooks.refreshMillis() / 4), "the next waiter was granted the key",
+                grantedAt::isDone);
+        long waitedMillis = (grantedAt.get() - withdrawnAt) / 1_000_000;
+        // woken by the withdrawal, not by a look of its own (10 s after its last)
+        assertThat(waitedMillis).isLessThan(FairQueue.DEFAULTS.refreshMillis());
+        assertThat(queueLength(key)).isZero();
     }
 
     @Test

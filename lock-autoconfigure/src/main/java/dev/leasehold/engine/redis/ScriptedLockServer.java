@@ -161,9 +161,9 @@ public abstract class ScriptedLockServer implements LockServer {
     }
 
     /**
-     * The queue's settings as the acquire and release scripts take them, in one argument (queue.lua's
-     * queueSettings): each argument costs Redis a Lua string and the client an argument object on every call,
-     * and only the contended paths read these. Made once per key prefix and setting, not once per call.
+     * The queue's settings as the acquire, release, withdraw and token-reservation scripts take them, in one
+     * argument (queue.lua's queueSettings): each argument costs Redis a Lua string and the client an argument object
+     * on every call, and only the contended paths read these. Made once per key prefix and setting, not once per call.
      */
     private String queueSettings(LockKeys keys) {
         QueueSettings last = lastSettings;
@@ -215,7 +215,7 @@ public abstract class ScriptedLockServer implements LockServer {
         // a quorum node (counting fence) reserves too: QuorumLockServer takes the block from a majority
         List<String> scriptKeys = List.of(keys.lock(), keys.fence(), keys.queue(), keys.queueExpiry());
         List<String> args = List.of(token, Long.toString(leaseMillis), Integer.toString(queue.tokenBlock()), fenceMode(),
-                liveness(keys), queueText.entryMillis());
+                queueSettings(keys));
         if (!acknowledged()) {
             return this.<List<?>>eval(LockScript.RESERVE_FENCES, Reply.LIST, scriptKeys, args)
                 .thenApply(ScriptReplies::toFenceBlock);
@@ -318,8 +318,7 @@ public abstract class ScriptedLockServer implements LockServer {
         LockScript script = shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE;
         List<String> scriptKeys = shared ? List.of(keys.readers(), keys.lock(), keys.queue(), keys.queueExpiry())
                 : List.of(keys.lock(), keys.queue(), keys.queueExpiry(), keys.fence());
-        String wakeUp = queuesWaiters() ? "queued" : "broadcast";
-        String hold = keepMillis <= 0 ? (queuesWaiters() ? "0 queued" : "0 broadcast") : keepMillis + " " + wakeUp;
+        String hold = keepMillis <= 0 ? (queuesWaiters() ? "0 queued" : "0 broadcast") : keepMillis + " " + wakeUp();
         List<String> args = List.of(token, hold, queueSettings(keys), keys.channel());
         return this.<Long>evalInOrder(script, Reply.NUMBER, scriptKeys, args).thenApply(result -> {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
@@ -336,8 +335,7 @@ public abstract class ScriptedLockServer implements LockServer {
     public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
         return this.<Long>eval(LockScript.WITHDRAW, Reply.NUMBER,
                 List.of(keys.writerWaiting(), keys.lock(), keys.readers(), keys.queue(), keys.queueExpiry()),
-                List.of(waiterId, keys.channel(), publishMode(), queueMode(), Long.toString(queue.claimMillis()),
-                        liveness(keys), queueText.entryMillis()))
+                List.of(waiterId, wakeUp(), queueSettings(keys), keys.channel()))
             .thenApply(result -> result == 1L);
     }
 
@@ -380,8 +378,12 @@ public abstract class ScriptedLockServer implements LockServer {
         return retention == 0 ? "count" : "count:" + retention + ":" + System.currentTimeMillis() * 1000;
     }
 
-    private String queueMode() {
-        return queuesWaiters() ? "queued" : "";
+    /**
+     * How the release and withdraw scripts wake waiters: {@code queued} (the queue's head alone) or {@code broadcast}
+     * (quorum nodes: everyone listening on the key's channel).
+     */
+    private String wakeUp() {
+        return queuesWaiters() ? "queued" : "broadcast";
     }
 
     private LockServerException notAcknowledged(String what, long acknowledgements) {

@@ -130,8 +130,9 @@ local function publishCommandFor(mode)
 end
 
 -- The queue's settings, one script argument that only the contended paths read (each argument costs Redis a Lua
--- string and the client an argument object, ScriptedLockServer): '<entry ms> <claim ms> <refresh ms>
--- <sharded|plain> <liveness prefix>', the prefix empty without liveness (entries per try).
+-- string and the client an argument object, ScriptedLockServer), the same for acquire, release, withdraw and
+-- reserve_fences: '<entry ms> <claim ms> <refresh ms> <sharded|plain> <liveness prefix>', the prefix empty without
+-- liveness (entries per try).
 local function queueSettings(text)
     local entry, claim, refresh, mode, live = string.match(text, '^(%d+) (%d+) (%d+) (%a+) ?(.*)$')
     return {entryMs = tonumber(entry), claimMs = tonumber(claim), refreshMs = tonumber(refresh),

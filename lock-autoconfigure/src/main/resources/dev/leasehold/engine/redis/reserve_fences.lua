@@ -2,7 +2,8 @@
 -- only if the token still owns the lock. (owner.lua and fence.lua are put in front.)
 -- KEYS[1] lock   KEYS[2] fencing counter   KEYS[3] queue of waiting instances   KEYS[4] their expiries
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] block size   ARGV[4] fencing rule (fence.lua's fenceRule)
--- ARGV[5] liveness mode (queue.lua): the prefix of the instances' liveness keys, or ''   ARGV[6] queue entry ms
+-- ARGV[5] the queue's settings (queue.lua's queueSettings; the liveness prefix and the entry lifetime are read, only
+--         when someone queues)
 -- Returns {1, first token, last token, 1 when other instances queue for the key else 0}, or {0} when the
 -- token no longer owns the lock.
 
@@ -20,7 +21,7 @@ local othersQueued = 0
 if redis.call('EXISTS', KEYS[3]) == 1 then
     local nowMs = math.floor(serverMicros() / 1000)
     pruneQueue(KEYS[3], KEYS[4], nowMs)
-    othersQueued = liveHead(KEYS[3], KEYS[4], nowMs, (ARGV[5] or '') ~= '' and ARGV[5] or nil,
-        tonumber(ARGV[6] or '3000')) and 1 or 0
+    local settings = queueSettings(ARGV[5])
+    othersQueued = liveHead(KEYS[3], KEYS[4], nowMs, settings.live, settings.entryMs) and 1 or 0
 end
 return {1, grant[2], grant[3], othersQueued}
