@@ -1,9 +1,14 @@
 -- The fencing rule, put in front of every script that grants (LockScript), after owner.lua: kept apart from
 -- queue.lua so that the uncontended path of an acquire does not pay for defining the queue's functions.
 
+-- asked once per script run (a script is atomic: later calls would differ by microseconds and cost a TIME each)
+local askedMicros
 local function serverMicros()
-    local time = redis.call('TIME')
-    return tonumber(time[1]) * 1000000 + tonumber(time[2])
+    if not askedMicros then
+        local time = redis.call('TIME')
+        askedMicros = tonumber(time[1]) * 1000000 + tonumber(time[2])
+    end
+    return askedMicros
 end
 
 -- Clock rule: a token is never below the server clock in µs, and above the counter key's value when one exists
