@@ -26,7 +26,8 @@ import static org.assertj.core.api.Assertions.fail;
  * <li>{@code -Dexplorer.repeat=true}: run the first seed again and again (a run that does not replay step for step:
  * how often it fails)</li>
  * <li>{@code -Dexplorer.fingerprints=true}: print one line per run (steps, virtual time, hashes of its trace, sections
- * and violations), no wall times: two builds' lines for the same seeds differ if and only if their runs may</li>
+ * and violations), no wall times: a run replayed step for step prints the same line (across JVMs on a busy machine
+ * few are: see docs/testing-leasehold.md)</li>
  * </ul>
  */
 class ExplorerTest {
@@ -78,8 +79,8 @@ class ExplorerTest {
     }
 
     /**
-     * A run in one line, wall times left out: a refactoring of the simulation that changes no behaviour leaves every
-     * seed's line as it was (string hashes, so the same in every JVM).
+     * A run in one line, wall times left out (string hashes, the same in every JVM): a run replayed step for step
+     * prints the same line.
      */
     static String fingerprint(Explorer.Result result) {
         return String.format("seed %d: %d steps, %d ms virtual, trace %08x, sections %08x, violations %d %08x",
