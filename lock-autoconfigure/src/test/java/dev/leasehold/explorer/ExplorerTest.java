@@ -25,6 +25,9 @@ import static org.assertj.core.api.Assertions.fail;
  * {@link Explorer.Config#forSeed})</li>
  * <li>{@code -Dexplorer.repeat=true}: run the first seed again and again (a run that does not replay step for step:
  * how often it fails)</li>
+ * <li>{@code -Dexplorer.fingerprints=true}: print one line per run (steps, virtual time, hashes of its trace, sections
+ * and violations), no wall times: a run replayed step for step prints the same line (across JVMs on a busy machine
+ * few are: see docs/testing-leasehold.md)</li>
  * </ul>
  */
 class ExplorerTest {
@@ -50,6 +53,9 @@ class ExplorerTest {
             if (Boolean.getBoolean("explorer.debug")) {
                 System.out.printf("seed %d: %d steps in %.0f ms%n", seed, result.steps(), (System.nanoTime() - runBegan) / 1e6);
             }
+            if (Boolean.getBoolean("explorer.fingerprints")) {
+                System.out.println(fingerprint(result));
+            }
             done++;
             steps += result.steps();
             virtualMillis += result.virtualMillis();
@@ -70,6 +76,17 @@ class ExplorerTest {
             Explorer.Result again = Explorer.run(result.seed(), Explorer.Config.forSeed(result.seed()));
             fail(report(result, again));
         }
+    }
+
+    /**
+     * A run in one line, wall times left out (string hashes, the same in every JVM): a run replayed step for step
+     * prints the same line.
+     */
+    static String fingerprint(Explorer.Result result) {
+        return String.format("seed %d: %d steps, %d ms virtual, trace %08x, sections %08x, violations %d %08x",
+                result.seed(), result.steps(), result.virtualMillis(), result.trace().hashCode(),
+                result.sections().toString().hashCode(), result.violations().size(),
+                result.violations().toString().hashCode());
     }
 
     static String report(Explorer.Result result, Explorer.Result again) {

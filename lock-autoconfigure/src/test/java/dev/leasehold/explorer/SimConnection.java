@@ -1,14 +1,11 @@
 package dev.leasehold.explorer;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.Grant;
@@ -18,358 +15,19 @@ import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
 
 /**
- * One engine's connection to the simulated Redis, as the engine sees it: every step is queued, in call order (one
- * ordered connection); the explorer decides when the server runs the next one, and when (and whether) its reply
- * comes back. Release messages and subscriptions go through a second queue (the subscription connection), so they
- * may overtake replies or fall behind them. Thread-safe: engine threads call in, the explorer drains.
+ * One engine's connection to the simulated Redis, as the engine sees it: the {@link LockServer} commands, each a step
+ * sent on the {@link SimWire} it extends (the explorer runs, drops, answers or loses it there) and run on
+ * {@link SimRedis}; a fair queue in liveness mode and token reservations, as the Lua path. A step about owner tokens'
+ * leases (acquire, reserve, renew) says so as it is sent, for what Redis told the instance ({@link RedisSaid}).
+ * Readers (READ mode) are not simulated. Thread-safe: engine threads call in, the explorer drains.
  */
-final class SimConnection implements LockServer {
-
-    /** A step queued on the connection: what it does on the server, and who waits for its reply. */
-    private static final class Step {
-
-        final String what;
-
-        final Supplier<Object> onServer;
-
-        final CompletableFuture<Object> reply = new CompletableFuture<>();
-
-        Object result;
-
-        /** The key whose queue entry this step writes (an acquire that joins the queue, a withdraw), or null. */
-        String queueKey;
-
-        boolean withdraw;
-
-        /** The owner token a release gives back, or null. */
-        String releasedToken;
-
-        /** What Redis says of these owner tokens' leases (acquire, reserve, renew): kind, keys and tokens, or null. */
-        String kind;
-
-        List<String> keys = List.of();
-
-        List<String> tokens = List.of();
-
-        long sentAt;
-
-        Step(String what, Supplier<Object> onServer) {
-            this.what = what + (Thread.currentThread().getName().startsWith("main") ? "" : " [from " + Thread.currentThread().getName() + "]");
-            this.onServer = onServer;
-        }
-    }
-
-    /** A release message, or a subscription change, on the subscription connection. */
-    private record PubSub(String channel, String kind, CompletableFuture<Void> done) {
-    }
-
-    final String name;
-
-    /** Until when (virtual ns) nothing goes through this connection (the explorer's cut-off); 0: never cut off. */
-    volatile long pausedUntil;
-
-    private final SimRedis redis;
-
-    private final ArrayDeque<Step> sent = new ArrayDeque<>();
-
-    private final ArrayDeque<Step> answered = new ArrayDeque<>();
-
-    private final ArrayDeque<PubSub> pubSub = new ArrayDeque<>();
-
-    private final Set<String> subscribed = new LinkedHashSet<>();
-
-    /**
-     * Keys whose last queue write of this instance was a withdraw that never reached Redis (dropped by a fault): the
-     * entry stays until it expires (the fair queue's entry timeout), a limit the engine cannot lift.
-     */
-    final Set<String> withdrawDropped = new HashSet<>();
-
-    /**
-     * Owner tokens whose release a fault dropped before it reached Redis: the key stays taken until its lease runs
-     * out (the watchdog no longer renews it), a limit the engine cannot lift either.
-     */
-    final Set<String> releaseDropped = new HashSet<>();
+final class SimConnection extends SimWire implements LockServer {
 
     /** Owner tokens this connection ever acquired with (the leftovers check after close looks for them). */
     final Set<String> tokens = new HashSet<>();
 
-    /** What Redis told this instance about its leases, as delivered. */
-    final RedisSaid said = new RedisSaid();
-
-    /** The subscription connection's opening and callers descheduled at close (the seed's; {@link Slowness}). */
-    final Slowness slow;
-
-    /** When a fault last dropped a command or lost a reply of this connection (virtual ns; Long.MIN_VALUE: never). */
-    volatile long lastLossAt = Long.MIN_VALUE;
-
-    /** What the next step this thread sends says about which owner tokens' leases (set just before sending it). */
-    private static final ThreadLocal<Step> ABOUT = new ThreadLocal<>();
-
-    private static void about(String kind, List<String> keys, List<String> tokens) {
-        Step about = new Step("", null);
-        about.kind = kind;
-        about.keys = keys;
-        about.tokens = tokens;
-        ABOUT.set(about);
-    }
-
-    private volatile Consumer<String> releaseListener = channel -> {
-    };
-
-    private volatile Runnable lostListener = () -> {
-    };
-
     SimConnection(String name, SimRedis redis) {
-        this.name = name;
-        this.redis = redis;
-        this.slow = new Slowness(name, redis.world);
-    }
-
-    private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer) {
-        return send(what, onServer, null, false, null);
-    }
-
-    @SuppressWarnings("unchecked")
-    private <T> CompletableFuture<T> send(String what, Supplier<Object> onServer, String queueKey, boolean withdraw,
-            String releasedToken) {
-        Step step = new Step(what, onServer);
-        step.queueKey = queueKey;
-        step.withdraw = withdraw;
-        step.releasedToken = releasedToken;
-        step.sentAt = redis.world.now();
-        Step about = ABOUT.get();
-        if (about != null) {
-            ABOUT.remove();
-            step.kind = about.kind;
-            step.keys = about.keys;
-            step.tokens = about.tokens;
-        }
-        synchronized (this) {
-            sent.add(step);
-        }
-        return (CompletableFuture<T>) step.reply;
-    }
-
-    // ---- the explorer's side
-
-    synchronized boolean hasSent() {
-        return !sent.isEmpty();
-    }
-
-    synchronized boolean hasAnswered() {
-        return !answered.isEmpty();
-    }
-
-    synchronized boolean hasPubSub() {
-        return !pubSub.isEmpty();
-    }
-
-    /** A message or subscription change may be delivered now (the subscription connection is open). */
-    synchronized boolean pubSubReady() {
-        return !pubSub.isEmpty() && slow.open();
-    }
-
-    /** A step that writes this instance's queue entry on {@code key} (a try that queues, a withdraw) is on its way. */
-    synchronized boolean queueWriteOnItsWay(String key) {
-        return java.util.stream.Stream.concat(sent.stream(), answered.stream()).anyMatch(step -> key.equals(step.queueKey));
-    }
-
-    /**
-     * Whether a step waits behind a renewal: the Jedis path sends a batch renewal on its first key's stripe (its own
-     * pooled connection), so a release sent after it may reach Redis first ({@link #runPastRenewal()}).
-     */
-    synchronized boolean renewalAhead() {
-        return sent.size() > 1 && sent.peek().what.startsWith(name + " renew");
-    }
-
-    /** The key of a token reservation sent and not yet answered to the engine, or null. */
-    synchronized String reservationOnItsWay() {
-        for (ArrayDeque<Step> steps : List.of(sent, answered)) {
-            for (Step step : steps) {
-                if ("reserve".equals(step.kind)) {
-                    return step.keys.get(0);
-                }
-            }
-        }
-        return null;
-    }
-
-    synchronized boolean renewalFirst() {
-        return !sent.isEmpty() && sent.peek().what.startsWith(name + " renew");
-    }
-
-    /** The server runs the first step sent after the renewals at the head of the connection, before them. */
-    void runPastRenewal() {
-        Step step = null;
-        synchronized (this) {
-            for (Step each : sent) {
-                if (!each.what.startsWith(name + " renew")) {
-                    step = each;
-                    break;
-                }
-            }
-            if (step == null) {
-                return;
-            }
-            sent.remove(step);
-        }
-        redis.world.trace("overtakes a renewal:");
-        run(step, false);
-    }
-
-    /** The server runs the next step sent; {@code drop}: it never arrived (the reply says no reply came). */
-    void runNext(boolean drop) {
-        Step step;
-        synchronized (this) {
-            step = sent.poll();
-        }
-        run(step, drop);
-    }
-
-    private void run(Step step, boolean drop) {
-        if (step.queueKey != null) {
-            synchronized (this) {
-                if (drop && step.withdraw) {
-                    withdrawDropped.add(step.queueKey);
-                }
-                else if (!drop) {
-                    withdrawDropped.remove(step.queueKey);
-                }
-            }
-        }
-        if (drop && step.releasedToken != null) {
-            synchronized (this) {
-                releaseDropped.add(step.releasedToken);
-            }
-        }
-        if (drop) {
-            lastLossAt = redis.world.now();
-            redis.world.trace("drop " + step.what);
-            step.reply.completeExceptionally(noReply("dropped before it reached Redis: " + step.what));
-            return;
-        }
-        try {
-            step.result = step.onServer.get();
-            if (step.kind != null && !step.tokens.isEmpty()) {
-                said.ran(step.tokens.get(0), step.result);
-            }
-        }
-        catch (RuntimeException ex) {
-            step.result = ex;
-        }
-        synchronized (this) {
-            answered.add(step);
-        }
-        redis.world.trace("run " + step.what + " -> " + describe(step.result));
-    }
-
-    /** The next reply comes back; {@code lose}: it is lost (the driver's timeout: no reply). */
-    void answerNext(boolean lose) {
-        Step step;
-        synchronized (this) {
-            step = answered.poll();
-        }
-        // traced before it completes: what the woken caller records comes after, in every replay
-        if (lose) {
-            lastLossAt = redis.world.now();
-            redis.world.trace("lose reply of " + step.what);
-            step.reply.completeExceptionally(noReply("reply lost: " + step.what));
-            return;
-        }
-        redis.world.trace("answer " + step.what + " -> " + describe(step.result));
-        delivered(step);
-        if (step.result instanceof RuntimeException ex) {
-            step.reply.completeExceptionally(ex);
-        }
-        else {
-            step.reply.complete(step.result);
-        }
-    }
-
-    /** What the engine is told by a reply delivered to it (before it completes: the engine may act on it at once). */
-    private void delivered(Step step) {
-        long now = redis.world.now();
-        if ("renew".equals(step.kind) && step.result instanceof List<?> renewed) {
-            for (int i = 0; i < renewed.size(); i++) {
-                said.renewalDelivered(step.keys.get(i), step.tokens.get(i), Boolean.TRUE.equals(renewed.get(i)), step.sentAt,
-                        now);
-            }
-        }
-        else if ("renew".equals(step.kind) && step.result instanceof Boolean renewed) {
-            said.renewalDelivered(step.keys.get(0), step.tokens.get(0), renewed, step.sentAt, now);
-        }
-        else if ("reserve".equals(step.kind) && step.result == null) {
-            said.reservationGone(step.keys.get(0), step.tokens.get(0), step.sentAt, now);
-        }
-    }
-
-    /** The next message or subscription change on the subscription connection. */
-    void pubSubNext() {
-        PubSub next;
-        synchronized (this) {
-            next = pubSub.poll();
-        }
-        redis.world.trace(next.kind + " " + next.channel);
-        switch (next.kind) {
-            case "subscribe" -> {
-                synchronized (this) {
-                    subscribed.add(next.channel);
-                }
-                next.done.complete(null);
-                releaseListener.accept(next.channel); // a confirmation: a release may have been missed before it
-            }
-            case "unsubscribe" -> {
-                synchronized (this) {
-                    subscribed.remove(next.channel);
-                }
-                next.done.complete(null);
-            }
-            default -> releaseListener.accept(next.channel);
-        }
-    }
-
-    /** A PUBLISH on the server: queued for delivery if this connection is subscribed now. */
-    synchronized void published(String channel) {
-        if (subscribed.contains(channel)) {
-            pubSub.add(new PubSub(channel, "message", null));
-        }
-    }
-
-    /** Redis restarted: what was sent or answered gets no reply; the subscription drops and is made again. */
-    void restarted() {
-        List<Step> lost;
-        List<String> channels;
-        synchronized (this) {
-            lost = new ArrayList<>(sent);
-            lost.addAll(answered);
-            sent.clear();
-            answered.clear();
-            pubSub.removeIf(entry -> entry.kind.equals("message"));
-            channels = new ArrayList<>(subscribed);
-            subscribed.clear();
-        }
-        lost.forEach(step -> step.reply.completeExceptionally(noReply("connection reset: " + step.what)));
-        lostListener.run();
-        for (String channel : channels) {
-            synchronized (this) {
-                pubSub.add(new PubSub(channel, "subscribe", new CompletableFuture<>()));
-            }
-        }
-    }
-
-    private static LockServerException noReply(String what) {
-        return new LockServerException(LockServerException.Kind.NO_REPLY, "simulated: " + what, null);
-    }
-
-    private static String describe(Object result) {
-        if (result instanceof Grant grant) {
-            return grant.granted() ? "granted " + grant.fencingToken() + ".." + grant.reservedThrough()
-                    : "refused " + grant.blockedForMillis() + " ms";
-        }
-        if (result instanceof RuntimeException ex) {
-            return ex.getClass().getSimpleName() + ": " + ex.getMessage();
-        }
-        return String.valueOf(result);
+        super(name, redis);
     }
 
     private String token(String token) {
@@ -502,21 +160,13 @@ final class SimConnection implements LockServer {
     @Override
     public CompletableFuture<Void> subscribe(String channel) {
         slow.opening();
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        synchronized (this) {
-            pubSub.add(new PubSub(channel, "subscribe", done));
-        }
-        return done;
+        return subscriptionChange(channel, "subscribe");
     }
 
     @Override
     public CompletableFuture<Void> unsubscribe(String channel) {
         slow.opening();
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        synchronized (this) {
-            pubSub.add(new PubSub(channel, "unsubscribe", done));
-        }
-        return done;
+        return subscriptionChange(channel, "unsubscribe");
     }
 
     /** The engine's first call that may wait: the subscription connection begins to open. */

@@ -1,0 +1,198 @@
+package dev.leasehold.explorer;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.engine.server.LockKeys;
+
+/**
+ * queue.lua and keep_alive.lua on the simulated Redis: the fair queue in liveness mode (one server), step for step.
+ * A waiter's entry ('waiter id|W') keeps its place (ZADD NX) and expires (the entry timeout past its wait); the
+ * queue keys last as long as their longest entry; each instance's liveness key says it is alive, and a head whose
+ * instance is not is dropped (unless its entry expires within the entry timeout anyway). The head is woken with a
+ * grant ('queue-grant:member' in the lock's value, the head leaving the queue with it) or, while the key is still
+ * held a while (holdAtLeast), only told to look again. Readers (READ mode) are not simulated. Runs only on the
+ * explorer's thread, as {@link SimRedis}.
+ */
+final class SimQueue {
+
+    private final SimStrings strings;
+
+    private final FairQueue settings;
+
+    /** Where PUBLISH goes: (channel, message). */
+    private final BiConsumer<String, String> publish;
+
+    /** Queues: member -> arrival µs, in arrival order (ZADD NX keeps a member's place). */
+    private final Map<String, LinkedHashMap<String, Long>> queues = new HashMap<>();
+
+    /** Queue entry expiries (ms) per queue, and the expiry of the queue keys themselves. */
+    private final Map<String, Map<String, Long>> queueExpiries = new HashMap<>();
+
+    private final Map<String, Long> queueKeyExpiresAtMicros = new HashMap<>();
+
+    /** The instances' liveness keys (queue.lua, liveness mode: one server), name -> expiry µs. */
+    private final Map<String, Long> livenessExpiresAtMicros = new HashMap<>();
+
+    SimQueue(SimStrings strings, FairQueue settings, BiConsumer<String, String> publish) {
+        this.strings = strings;
+        this.settings = settings;
+        this.publish = publish;
+    }
+
+    /** Redis restarted without persistence. */
+    void clear() {
+        queues.clear();
+        queueExpiries.clear();
+        queueKeyExpiresAtMicros.clear();
+        livenessExpiresAtMicros.clear();
+    }
+
+    boolean exists(String queueKey) {
+        Long expiresAt = queueKeyExpiresAtMicros.get(queueKey);
+        if (expiresAt != null && expiresAt - strings.micros() <= 0) {
+            queues.remove(queueKey);
+            queueExpiries.remove(queueKey);
+            queueKeyExpiresAtMicros.remove(queueKey);
+        }
+        LinkedHashMap<String, Long> members = queues.get(queueKey);
+        return members != null && !members.isEmpty();
+    }
+
+    /** Whether {@code member} has an entry, expired or not (the queue must exist: ask {@link #exists} first). */
+    boolean holds(String queueKey, String member) {
+        return queues.get(queueKey).containsKey(member);
+    }
+
+    void prune(String queueKey, long nowMs) {
+        if (!exists(queueKey)) {
+            return;
+        }
+        Map<String, Long> expiries = queueExpiries.get(queueKey);
+        expiries.entrySet().removeIf(entry -> {
+            if (entry.getValue() <= nowMs) {
+                queues.get(queueKey).remove(entry.getKey());
+                return true;
+            }
+            return false;
+        });
+    }
+
+    /**
+     * Liveness mode: the waiter sleeps at most waitMs, the head at most a refresh interval and each entry behind it a
+     * claim timeout more; its entry
+     * lasts that long plus the entry timeout, the queue keys at least as long, and its instance's liveness key is
+     * written. Returns the wait.
+     */
+    long enqueue(LockKeys keys, String member, long nowMicros, long entryMs, long waitMs) {
+        String queueKey = keys.queue();
+        exists(queueKey);
+        LinkedHashMap<String, Long> members = queues.computeIfAbsent(queueKey, k -> new LinkedHashMap<>());
+        members.putIfAbsent(member, nowMicros);
+        int rank = new ArrayList<>(members.keySet()).indexOf(member);
+        long wait = Math.min(waitMs, settings.refreshMillis() + settings.claimMillis() * rank);
+        long keepMs = wait + entryMs;
+        queueExpiries.computeIfAbsent(queueKey, k -> new HashMap<>()).put(member, nowMicros / 1000 + keepMs);
+        Long keyExpiry = queueKeyExpiresAtMicros.get(queueKey);
+        if (keyExpiry == null || keyExpiry - strings.micros() < keepMs * 1000) {
+            queueKeyExpiresAtMicros.put(queueKey, strings.micros() + keepMs * 1000);
+        }
+        keepAlive(keys.instancePrefix() + instanceOf(member), entryMs);
+        return wait;
+    }
+
+    private static String instanceOf(String member) {
+        return member.substring(0, member.length() - 2);
+    }
+
+    /** keep_alive.lua */
+    void keepAlive(String livenessKey, long millis) {
+        livenessExpiresAtMicros.put(livenessKey, strings.micros() + millis * 1000);
+    }
+
+    private boolean alive(LockKeys keys, String member) {
+        Long expiresAt = livenessExpiresAtMicros.get(keys.instancePrefix() + instanceOf(member));
+        return expiresAt != null && expiresAt - strings.micros() > 0;
+    }
+
+    /** The first entry whose instance is alive (or whose entry expires within the entry timeout anyway), after dropping those that are not. */
+    String liveHead(LockKeys keys, long nowMs) {
+        while (true) {
+            String head = head(keys.queue());
+            if (head == null || alive(keys, head)
+                    || queueExpiries.get(keys.queue()).getOrDefault(head, 0L) - nowMs <= settings.entryMillis()) {
+                return head;
+            }
+            dequeue(keys.queue(), head);
+        }
+    }
+
+    void dequeue(String queueKey, String member) {
+        if (queues.containsKey(queueKey)) {
+            queues.get(queueKey).remove(member);
+            queueExpiries.get(queueKey).remove(member);
+        }
+    }
+
+    private String head(String queueKey) {
+        return exists(queueKey) ? queues.get(queueKey).keySet().iterator().next() : null;
+    }
+
+    /** {@code lookOnly}: the key is still taken a while (holdAtLeast): the head is only told to look again. */
+    void wakeHead(LockKeys keys, long nowMs, boolean lookOnly) {
+        prune(keys.queue(), nowMs);
+        String head = liveHead(keys, nowMs);
+        if (head == null) {
+            return;
+        }
+        // no readers: the head is a writer (exclusive); it leaves the queue with its grant
+        if (!lookOnly) {
+            strings.set(keys.lock(), "queue-grant:" + head, settings.claimMillis());
+            dequeue(keys.queue(), head);
+        }
+        publish.accept(keys.channel() + ":" + head.substring(0, head.length() - 2), "g");
+    }
+
+    // ---- reads for the explorer's checks
+
+    /**
+     * Whose turn the key is now (a waiter id: its instance's), read without writing: the instance a queue grant waits
+     * for, else, with the key free, the queue's live head (as the next release or try would choose it); null when the
+     * key is held or nobody waits.
+     */
+    String turnOf(LockKeys keys) {
+        String value = strings.get(keys.lock());
+        if (value != null) {
+            return value.startsWith("queue-grant:") ? instanceOf(value.substring("queue-grant:".length())) : null;
+        }
+        if (!exists(keys.queue())) {
+            return null;
+        }
+        long nowMs = strings.micros() / 1000;
+        Map<String, Long> expiries = queueExpiries.get(keys.queue());
+        for (String member : queues.get(keys.queue()).keySet()) {
+            long expiresAt = expiries.getOrDefault(member, 0L);
+            if (expiresAt > nowMs && (alive(keys, member) || expiresAt - nowMs <= settings.entryMillis())) {
+                return instanceOf(member);
+            }
+        }
+        return null;
+    }
+
+    /** Whether {@code member} is queued for the key now (its entry not expired), read without writing. */
+    boolean queues(LockKeys keys, String member) {
+        Long expiresAt = exists(keys.queue()) ? queueExpiries.get(keys.queue()).get(member) : null;
+        return expiresAt != null && expiresAt > strings.micros() / 1000;
+    }
+
+    /** Queue members of a key now, first come first. */
+    List<String> queued(LockKeys keys) {
+        prune(keys.queue(), strings.micros() / 1000);
+        return exists(keys.queue()) ? new ArrayList<>(queues.get(keys.queue()).keySet()) : List.of();
+    }
+}

@@ -1,0 +1,80 @@
+package dev.leasehold.explorer;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The simulated Redis's string keys (lock values, fencing counters) with their expiries, and the server's clock they
+ * expire on: the virtual clock as TIME answers it, a millisecond further ahead after each loss of data. An expired
+ * key goes when it is next read, as in Redis. Runs only on the explorer's thread, as {@link SimRedis}.
+ */
+final class SimStrings {
+
+    /** The server's clock in µs: the virtual clock on an epoch far from 0, as TIME answers. */
+    private static final long EPOCH_MICROS = 1_790_000_000_000_000L;
+
+    private record Value(String text, long expiresAtMicros) {
+    }
+
+    private final SimWorld world;
+
+    /** Strings (lock values, counters) with their expiries; Long.MAX_VALUE for none. */
+    private final Map<String, Value> strings = new HashMap<>();
+
+    /** How far ahead the server's clock went in failovers and restarts (each takes time; no token is reissued). */
+    private long jumpedMicros;
+
+    SimStrings(SimWorld world) {
+        this.world = world;
+    }
+
+    long micros() {
+        return EPOCH_MICROS + jumpedMicros + world.now() / 1000;
+    }
+
+    /**
+     * A failover or a restart takes time (seconds in practice; one millisecond here): the server's clock is past
+     * every token of a block granted just before, as the clock rule of fencing tokens relies on.
+     */
+    void dataLostAfterTime() {
+        jumpedMicros += 1000;
+    }
+
+    String get(String key) {
+        Value value = strings.get(key);
+        if (value != null && value.expiresAtMicros - micros() <= 0) {
+            strings.remove(key);
+            return null;
+        }
+        return value == null ? null : value.text;
+    }
+
+    void set(String key, String text, long px) {
+        strings.put(key, new Value(text, micros() + px * 1000));
+    }
+
+    /** SET KEEPTTL: a new value, the expiry the key had (the key must be there: read it first). */
+    void setKeepTtl(String key, String text) {
+        strings.put(key, new Value(text, strings.get(key).expiresAtMicros));
+    }
+
+    void pexpire(String key, long px) {
+        String text = get(key);
+        if (text != null) {
+            set(key, text, px);
+        }
+    }
+
+    long pttl(String key) {
+        String text = get(key);
+        return text == null ? -2 : (strings.get(key).expiresAtMicros - micros()) / 1000;
+    }
+
+    void remove(String key) {
+        strings.remove(key);
+    }
+
+    void clear() {
+        strings.clear();
+    }
+}
