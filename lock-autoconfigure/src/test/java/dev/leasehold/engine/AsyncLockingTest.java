@@ -240,7 +240,9 @@ class AsyncLockingTest extends EveryServerEngineTest {
         }
         assertThat(delivering).as("threads that completed 20 waits one after the other")
             .extracting(Thread::getName).containsOnly("leasehold-deliveries");
-        assertThat(delivering).hasSizeLessThanOrEqualTo(2);
+        // reused: a thread still on its way back from its last delivery when the next one comes makes one more, so a
+        // few, not one per wait (the default async pool on 2 CPUs: 20)
+        assertThat(delivering).hasSizeLessThanOrEqualTo(5);
 
         java.util.concurrent.CountDownLatch unblock = new java.util.concurrent.CountDownLatch(1);
         LockHandle held = holder.lock("blocking-stage", Duration.ZERO);
