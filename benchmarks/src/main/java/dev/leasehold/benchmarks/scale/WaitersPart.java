@@ -189,7 +189,8 @@ final class WaitersPart {
         long[] counts = new long[BUCKET_MILLIS.length];
         for (long latency : latenciesNanos) {
             int bucket = 0;
-            while (latency > BUCKET_MILLIS[bucket] * 1_000_000L) {
+            // the last bucket takes the rest (its bound in ns would overflow)
+            while (bucket < BUCKET_MILLIS.length - 1 && latency > BUCKET_MILLIS[bucket] * 1_000_000L) {
                 bucket++;
             }
             counts[bucket]++;

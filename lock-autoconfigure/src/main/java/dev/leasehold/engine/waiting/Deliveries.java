@@ -19,9 +19,9 @@ import dev.leasehold.engine.support.StarterThreads;
  * has; with 5,000 blocked callers beside 5,000 async waiters the engine's wait thread spent most of its time
  * starting them, and async grants came hundreds of milliseconds after the release (the scale benchmark).
  */
-final class Deliveries implements AutoCloseable {
+final class Deliveries {
 
-    static final Duration IDLE = Duration.ofSeconds(10);
+    private static final Duration IDLE = Duration.ofSeconds(10);
 
     private final StarterThreads threads = new StarterThreads("leasehold-deliveries");
 
@@ -35,21 +35,11 @@ final class Deliveries implements AutoCloseable {
         return executor;
     }
 
-    /** Threads alive now (tests, metrics). */
-    int threadCount() {
-        return pool.getPoolSize();
-    }
-
     /**
      * Lets the deliveries handed over so far run, then ends the threads, waiting up to {@code patience} for a
      * caller's stage that blocks; a delivery handed over after this runs on the thread that hands it over.
      */
     void close(Duration patience) {
         threads.stop(pool, patience, false);
-    }
-
-    @Override
-    public void close() {
-        close(Duration.ofSeconds(2));
     }
 }
