@@ -61,13 +61,14 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
         CountDownLatch withdrawing = new CountDownLatch(1);
         CountDownLatch looked = new CountDownLatch(1);
         // the caller's thread is descheduled right where it withdraws (after close() woke it): until the test looked
-        // at the queue, or 400 ms (within the Redis timeout of 500 ms that close() waits for callers at most)
+        // at the queue, or 1.6 s (within the Redis timeout of 2 s that close() waits for callers at most; with 500 ms,
+        // callers not scheduled for that long on a loaded machine had not reached their withdrawal yet)
         LockServer slowWithdrawals = fixture.track(new ForwardingLockServer(fixture.server("lock:")) {
             @Override
             public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
                 withdrawing.countDown();
                 try {
-                    looked.await(400, TimeUnit.MILLISECONDS);
+                    looked.await(1600, TimeUnit.MILLISECONDS);
                 }
                 catch (InterruptedException ex) {
                     Thread.currentThread().interrupt();
@@ -75,7 +76,8 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
                 return real.withdraw(keys, waiterId);
             }
         });
-        DefaultLockEngine engine = fixture.engine(slowWithdrawals, EngineFixture.fastSettings());
+        DefaultLockEngine engine = fixture.engine(slowWithdrawals,
+                EngineFixture.fastSettings().withRedisTimeout(Duration.ofSeconds(2)));
         List<Thread> callers = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             Thread caller = new Thread(() -> {
