@@ -10,6 +10,7 @@ import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.server.QueueTry;
 
 /**
  * One instance's real server with the network faults the nemesis switches on at the seam. Every step goes
@@ -76,8 +77,8 @@ final class ChaosLockServer extends ForwardingLockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId, boolean joinQueue) {
-        return through(() -> real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinQueue));
+            long writerWaitingMillis, String waiterId, QueueTry queueTry) {
+        return through(() -> real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, queueTry));
     }
 
     @Override

@@ -11,13 +11,14 @@ import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.QueueTry;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import dev.leasehold.engine.server.LockServer;
-import dev.leasehold.engine.server.LockKeys;
-import dev.leasehold.engine.server.FairQueue;
 import dev.leasehold.engine.redis.ScriptedLockServer;
+import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
 
 /**
  * Waiting instances form a fair queue in Redis: the release grants the key to the instance that came first
@@ -73,7 +74,7 @@ class FairQueueTest extends EveryServerEngineTest {
         // a crashed instance's entry: it queued, then never came back (no refresh, no withdraw)
         LockServer crashed = fixture.server("lock:");
         LockKeys keys = LockKeys.of("lock:", "crash");
-        assertThat(crashed.acquire(keys, LockMode.EXCLUSIVE, "t", 30_000, 0, "crashed-instance", true)
+        assertThat(crashed.acquire(keys, LockMode.EXCLUSIVE, "t", 30_000, 0, "crashed-instance", QueueTry.JOIN)
             .get(5, TimeUnit.SECONDS).granted()).isFalse();
         DefaultLockEngine survivor = fixture.engine();
         ExecutorService pool = Executors.newSingleThreadExecutor();
@@ -138,9 +139,9 @@ class FairQueueTest extends EveryServerEngineTest {
         // the holder and the head are bare steps on a server: the head never claims what it is granted
         ScriptedLockServer steps = (ScriptedLockServer) fixture.server("lock:");
         steps.fairQueue(slowLooks);
-        assertThat(steps.acquire(keys, LockMode.EXCLUSIVE, "holder", 30_000, 0, "holder-instance", false)
+        assertThat(steps.acquire(keys, LockMode.EXCLUSIVE, "holder", 30_000, 0, "holder-instance", QueueTry.NONE)
             .get(5, TimeUnit.SECONDS).granted()).isTrue();
-        assertThat(steps.acquire(keys, LockMode.EXCLUSIVE, "head-try", 30_000, 0, "head-instance", true)
+        assertThat(steps.acquire(keys, LockMode.EXCLUSIVE, "head-try", 30_000, 0, "head-instance", QueueTry.JOIN)
             .get(5, TimeUnit.SECONDS).granted()).isFalse();
         ScriptedLockServer server = (ScriptedLockServer) fixture.server("lock:");
         server.fairQueue(slowLooks);

@@ -5,9 +5,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockMode;
-import dev.leasehold.engine.server.LockServer;
-import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.QueueTry;
 
 /**
  * A real server with faults switched on by the test: calls go to Redis unless the test cut them,
@@ -56,12 +57,12 @@ final class FaultyLockServer extends ForwardingLockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId, boolean joinQueue) {
+            long writerWaitingMillis, String waiterId, QueueTry queueTry) {
         acquires.incrementAndGet();
         if (failAcquires) {
             return CompletableFuture.failedFuture(new java.io.IOException("acquire cut off by the test"));
         }
-        CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinQueue);
+        CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, queueTry);
         long delay = acquireDelayMillis;
         return delay == 0 ? reply
                 : reply.thenApplyAsync(grant -> grant, CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS));

@@ -4,10 +4,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import dev.leasehold.LockMode;
-import dev.leasehold.engine.server.LockServer;
-import dev.leasehold.engine.server.LockKeys;
-import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.KeyState;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.QueueTry;
 
 /** A real server behind a test's wrapper: every step goes to it unchanged unless the wrapper overrides it. */
 public abstract class ForwardingLockServer implements LockServer {
@@ -20,8 +21,8 @@ public abstract class ForwardingLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId, boolean joinQueue) {
-        return real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinQueue);
+            long writerWaitingMillis, String waiterId, QueueTry queueTry) {
+        return real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, queueTry);
     }
 
     @Override

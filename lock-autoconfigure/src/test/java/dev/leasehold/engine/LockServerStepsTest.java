@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.QueueTry;
 import dev.leasehold.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -12,11 +13,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import dev.leasehold.engine.server.LockServer;
-import dev.leasehold.engine.server.LockKeys;
-import dev.leasehold.engine.server.Grant;
-import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.test.redis.TestRedisServer;
 
 /** Each per-server step answers what its contract says (a failing script must not pass for a done step). */
@@ -53,21 +54,21 @@ class LockServerStepsTest {
     @Test
     void aReaderQueuedBeforeAWaitingWriterIsNotKeptOutByItsMark() throws Exception {
         LockKeys keys = LockKeys.of("lock:", "reader-ahead");
-        assertThat(await(server.acquire(keys, LockMode.EXCLUSIVE, "x", 30_000, 0, "x", true)).granted()).isTrue();
+        assertThat(await(server.acquire(keys, LockMode.EXCLUSIVE, "x", 30_000, 0, "x", QueueTry.JOIN)).granted()).isTrue();
         // a reader of another instance queues behind the holder
-        assertThat(await(server.acquire(keys, LockMode.READ, "r1-try", 30_000, 0, "r1", true)).granted()).isFalse();
+        assertThat(await(server.acquire(keys, LockMode.READ, "r1-try", 30_000, 0, "r1", QueueTry.JOIN)).granted()).isFalse();
         assertThat(await(server.release(keys, LockMode.EXCLUSIVE, "x"))).isTrue();
         // before that reader tries again, a reader that does not queue comes by and shares
-        assertThat(await(server.acquire(keys, LockMode.READ, "r0", 30_000, 0, "r0", false)).granted()).isTrue();
+        assertThat(await(server.acquire(keys, LockMode.READ, "r0", 30_000, 0, "r0", QueueTry.NONE)).granted()).isTrue();
         // a writer: refused because of the reader, it marks the key and queues behind the first reader
-        assertThat(await(server.acquire(keys, LockMode.WRITE, "w-try", 30_000, 10_000, "w", true)).granted()).isFalse();
+        assertThat(await(server.acquire(keys, LockMode.WRITE, "w-try", 30_000, 10_000, "w", QueueTry.JOIN)).granted()).isFalse();
         assertThat(await(server.release(keys, LockMode.READ, "r0"))).isTrue();
         // the first reader queued before the writer: its turn now, not after the mark's 10 s
-        assertThat(await(server.acquire(keys, LockMode.READ, "r1", 30_000, 0, "r1", true)).granted()).isTrue();
+        assertThat(await(server.acquire(keys, LockMode.READ, "r1", 30_000, 0, "r1", QueueTry.JOIN)).granted()).isTrue();
         // and the writer after it
-        assertThat(await(server.acquire(keys, LockMode.WRITE, "w-try-2", 30_000, 10_000, "w", true)).granted()).isFalse();
+        assertThat(await(server.acquire(keys, LockMode.WRITE, "w-try-2", 30_000, 10_000, "w", QueueTry.JOIN)).granted()).isFalse();
         assertThat(await(server.release(keys, LockMode.READ, "r1"))).isTrue();
-        assertThat(await(server.acquire(keys, LockMode.WRITE, "w", 30_000, 10_000, "w", true)).granted()).isTrue();
+        assertThat(await(server.acquire(keys, LockMode.WRITE, "w", 30_000, 10_000, "w", QueueTry.JOIN)).granted()).isTrue();
     }
 
     /**

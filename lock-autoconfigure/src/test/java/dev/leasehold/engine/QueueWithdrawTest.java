@@ -13,6 +13,7 @@ import dev.leasehold.engine.server.FairQueue;
 import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.QueueTry;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -122,13 +123,13 @@ class QueueWithdrawTest extends RealRedisEngineTest {
 
         @Override
         public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-                long writerWaitingMillis, String waiterId, boolean joinQueue) {
+                long writerWaitingMillis, String waiterId, QueueTry queueTry) {
             CompletableFuture<Void> now = gate;
             if (!now.isDone() || !calls.isEmpty()) {
                 calls.add("acquire");
             }
             CompletableFuture<Grant> reply = real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId,
-                    joinQueue);
+                    queueTry);
             if (now.isDone()) {
                 return reply;
             }

@@ -5,9 +5,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.leasehold.LockMode;
-import dev.leasehold.engine.server.LockServer;
-import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.QueueTry;
 
 /**
  * A real server that remembers the owner token of every grant by key and fencing token, so a test can
@@ -29,8 +30,8 @@ final class TokenRecordingLockServer extends ForwardingLockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId, boolean joinQueue) {
-        return real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinQueue).thenApply(grant -> {
+            long writerWaitingMillis, String waiterId, QueueTry queueTry) {
+        return real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, queueTry).thenApply(grant -> {
             if (grant.granted()) {
                 tokens.put(keys.lock() + "#" + grant.fencingToken(), token);
             }

@@ -13,6 +13,7 @@ import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.server.QueueTry;
 
 /**
  * One engine's connection to the simulated Redis, as the engine sees it: the {@link LockServer} commands, each a step
@@ -38,7 +39,7 @@ final class SimConnection extends SimWire implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId, boolean joinQueue) {
+            long writerWaitingMillis, String waiterId, QueueTry queueTry) {
         if (mode == LockMode.READ) {
             return CompletableFuture.failedFuture(new LockServerException(LockServerException.Kind.REFUSED,
                     "readers are not simulated", null));
@@ -48,8 +49,8 @@ final class SimConnection extends SimWire implements LockServer {
         }
         about("acquire", List.of(keys.logicalKey()), List.of(token));
         CompletableFuture<Grant> reply = send(name + " acquire " + keys.logicalKey() + " " + token(token)
-                + (joinQueue ? " queue" : ""), () -> redis.acquire(keys, token, leaseMillis, waiterId, joinQueue),
-                joinQueue ? keys.logicalKey() : null, false, null);
+                + (queueTry.joins() ? " queue" : ""), () -> redis.acquire(keys, token, leaseMillis, waiterId, queueTry),
+                queueTry.joins() ? keys.logicalKey() : null, false, null);
         return reply;
     }
 

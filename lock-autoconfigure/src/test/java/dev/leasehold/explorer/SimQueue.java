@@ -100,7 +100,7 @@ final class SimQueue {
         queueExpiries.computeIfAbsent(queueKey, k -> new HashMap<>()).put(member, nowMicros / 1000 + keepMs);
         Long keyExpiry = queueKeyExpiresAtMicros.get(queueKey);
         if (keyExpiry == null || keyExpiry - strings.micros() < keepMs * 1000) {
-            queueKeyExpiresAtMicros.put(queueKey, strings.micros() + keepMs * 1000);
+            queueKeyExpiresAtMicros.put(queueKey, strings.micros() + 2 * keepMs * 1000); // with slack, as queue.lua
         }
         keepAlive(keys.instancePrefix() + instanceOf(member), entryMs);
         return wait;

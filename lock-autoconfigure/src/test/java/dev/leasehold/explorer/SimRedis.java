@@ -12,6 +12,7 @@ import dev.leasehold.engine.server.FairQueue;
 import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer.FenceBlock;
+import dev.leasehold.engine.server.QueueTry;
 
 /**
  * One simulated Redis: the exclusive-lock scripts' semantics on its data, step for step as the {@code .lua} files
@@ -102,9 +103,11 @@ final class SimRedis {
 
     // ---- the scripts
 
-    Grant acquire(LockKeys keys, String token, long lease, String waiterId, boolean joinQueue) {
-        boolean fastPath = strings.get(keys.lock()) == null && !queue.exists(keys.queue())
-                && strings.get(keys.fence()) == null;
+    Grant acquire(LockKeys keys, String token, long lease, String waiterId, QueueTry queueTry) {
+        boolean joinQueue = queueTry.joins();
+        // a waiter already queued skips the uncontended look (acquire_exclusive.lua): its grant is never quiet
+        boolean fastPath = queueTry != QueueTry.QUEUED && strings.get(keys.lock()) == null
+                && !queue.exists(keys.queue()) && strings.get(keys.fence()) == null;
         if (fastPath) {
             return grant(keys, token, lease, 0, true);
         }
@@ -153,15 +156,18 @@ final class SimRedis {
     }
 
     FenceBlock reserveFences(LockKeys keys, String token, long lease) {
-        Long last = ownersLastFence(strings.get(keys.lock()), token);
+        String value = strings.get(keys.lock());
+        Long last = ownersLastFence(value, token);
         if (last == null) {
             return null;
         }
-        long[] granted = fences.grantFence(keys.fence(), lease, last, false);
-        strings.set(keys.lock(), token + "@" + granted[1], lease);
+        // above the holder's last token, which no script lets the counter pass while it holds: no counter read
+        long[] granted = fences.grantFence(keys.fence(), lease, last, last > 0);
+        boolean quiet = quiet(value, token); // nobody queued since the grant: it stays quiet, no queue to look at
+        strings.set(keys.lock(), token + (quiet ? "#" : "@") + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         boolean othersQueued = false;
-        if (queue.exists(keys.queue())) {
+        if (!quiet && queue.exists(keys.queue())) {
             queue.prune(keys.queue(), strings.micros() / 1000);
             othersQueued = queue.liveHead(keys, strings.micros() / 1000) != null;
         }

@@ -12,14 +12,15 @@ import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.quorum.Round.Reply;
 import dev.leasehold.engine.server.FairQueue;
 import dev.leasehold.engine.server.Grant;
-import dev.leasehold.engine.support.CoarseTimeouts;
-import dev.leasehold.engine.support.StarterThreads;
 import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
-import dev.leasehold.engine.quorum.Round.Reply;
+import dev.leasehold.engine.server.QueueTry;
+import dev.leasehold.engine.support.CoarseTimeouts;
+import dev.leasehold.engine.support.StarterThreads;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -173,7 +174,7 @@ public class QuorumLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId, boolean joinQueue) {
+            long writerWaitingMillis, String waiterId, QueueTry queueTry) {
         usedLease(leaseMillis);
         return grants.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId);
     }

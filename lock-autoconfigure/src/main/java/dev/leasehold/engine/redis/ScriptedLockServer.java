@@ -14,6 +14,7 @@ import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.server.QueueTry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -135,13 +136,13 @@ public abstract class ScriptedLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId, boolean joinQueue) {
+            long writerWaitingMillis, String waiterId, QueueTry queueTry) {
         LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
         List<String> scriptKeys = List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(),
                 keys.queueExpiry());
-        boolean joins = joinQueue && queuesWaiters();
-        String thisTry = writerWaitingMillis == 0 ? (joins ? "1 0" : "0 0")
-                : (joins ? "1 " : "0 ") + writerWaitingMillis;
+        // '0' a single try, '1' joins the queue when refused, '2' already queued (acquire_exclusive.lua's ARGV[5])
+        String queueDigit = !queueTry.joins() || !queuesWaiters() ? "0" : queueTry == QueueTry.QUEUED ? "2" : "1";
+        String thisTry = queueDigit + " " + writerWaitingMillis;
         List<String> args = List.of(token, leaseText(leaseMillis), fenceMode(),
                 reservesFences() ? queueText.tokenBlock() : "1", thisTry, waiterId, queueSettings(keys), keys.channel());
         if (!acknowledged()) {

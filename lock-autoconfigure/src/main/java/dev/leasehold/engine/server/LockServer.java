@@ -31,17 +31,18 @@ public interface LockServer extends AutoCloseable {
      */
     default CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
             long writerWaitingMillis, String waiterId) {
-        return acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, false);
+        return acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, QueueTry.NONE);
     }
 
     /**
-     * Like {@link #acquire(LockKeys, LockMode, String, long, long, String)}; with {@code joinQueue} on a
+     * Like {@link #acquire(LockKeys, LockMode, String, long, long, String)}; with {@code queueTry} other than
+     * {@link QueueTry#NONE} on a
      * server that {@link #queuesWaiters() queues waiters}, a refused request joins (or keeps its place in,
      * and refreshes) the key's fair queue under {@code waiterId}, and a request whose turn came (the key was
      * granted to {@code waiterId} by a release) claims the key.
      */
     CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId, boolean joinQueue);
+            long writerWaitingMillis, String waiterId, QueueTry queueTry);
 
     /**
      * Whether waiters queue in Redis, first come first served across instances ({@link FairQueue}): a

@@ -19,6 +19,7 @@ import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.server.QueueTry;
 import dev.leasehold.engine.support.EngineClock;
 
 import org.jspecify.annotations.Nullable;
@@ -81,6 +82,8 @@ final class Acquisition {
     private @Nullable String token;
     private long sentAt;
     private boolean joinedQueue;
+    /** Its last try was refused and joined the queue: the next one keeps that place (no uncontended look). */
+    private boolean queuedBefore;
     private long writerWaitingMillis;
     private boolean leftSomethingBehind;
     private final TryFailures failures = new TryFailures();
@@ -210,7 +213,8 @@ final class Acquisition {
         sentAt = EngineClock.nanoTime();
         joinedQueue = queues && deadline - sentAt > 0;
         try {
-            reply = context.server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, joinedQueue);
+            reply = context.server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId,
+                    !joinedQueue ? QueueTry.NONE : queuedBefore ? QueueTry.QUEUED : QueueTry.JOIN);
         }
         catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
@@ -247,6 +251,7 @@ final class Acquisition {
             return;
         }
         leftSomethingBehind |= writerWaitingMillis > 0 || joinedQueue;
+        queuedBefore = joinedQueue && grant != null;
         if (stopping()) {
             stop();
             return;

@@ -5,8 +5,9 @@
 -- KEYS[5] queue of waiting instances   KEYS[6] their expiries
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] fencing rule (fence.lua's fenceRule): 'count...' in quorum mode,
 -- else clock-based   ARGV[4] fencing tokens to reserve for hand-offs (1: none)
--- ARGV[5] this try: '<1: join (or stay in) the queue when refused, 0: a single try or no queue> <writer-waiting ms
--- (0: do not queue ahead of readers)>'
+-- ARGV[5] this try: '<1: join (or stay in) the queue when refused, 2: the same by a waiter already queued (its own
+-- entry makes the key contended: no uncontended look), 0: a single try or no queue> <writer-waiting ms (0: do not
+-- queue ahead of readers)>'
 -- ARGV[6] the waiter's id (stable over its tries: its writer marker and its queue entry)
 -- ARGV[7] the queue's settings (queue.lua's queueSettings: entry lifetime, claim and refresh ms, PUBLISH or
 -- SPUBLISH, liveness prefix)   ARGV[8] wake-up channel
@@ -17,7 +18,9 @@
 -- grantFence does then, spelled out: the token is the clock, the block runs on from it, and the value is a quiet
 -- grant's (owner.lua).
 -- (A block of at most 999 tokens ends within any lease of 2 ms or more; tonumber is costly on long digit strings.)
+local alreadyQueued = string.byte(ARGV[5]) == 50
 local uncontendedChecked = ARGV[3] == 'clock' and ARGV[2] ~= '1' and ARGV[2] ~= '0' and #ARGV[4] <= 3
+    and not alreadyQueued
 if uncontendedChecked and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[4]) == 0 then
     local time = redis.call('TIME')
     local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
@@ -35,7 +38,7 @@ local countRule = fenceRule(ARGV[3])
 -- fast path: not held, no readers, no writer waiting for readers, nobody queued, and (clock rule) no counter
 -- key to read: the usual one, since the last token lives in the lock's value while it is held (not asked twice:
 -- with the clock rule the check above asked the same)
-local fastPath = not uncontendedChecked
+local fastPath = not uncontendedChecked and not alreadyQueued
     and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5], countRule and KEYS[1] or KEYS[4]) == 0
 
 -- grants the key to this try's token and lease, with its fencing token and block recorded in the value; quiet
@@ -55,7 +58,7 @@ end
 
 local member = ARGV[6] .. '|W'
 local joins, writerWaitingMs = string.match(ARGV[5], '^(%d) (%d+)$')
-local queued = joins == '1'
+local queued = joins ~= '0'
 local settings = queueSettings(ARGV[7])
 local entryMs = settings.entryMs
 local live = settings.live
@@ -87,8 +90,11 @@ end
 local holder = redis.call('GET', KEYS[1])
 if holder == 'queue-grant:' .. member then
     -- the release granted the key to this instance: claim it with this try's token and lease (no
-    -- reader holds it then; a mark that kept readers out while this writer waited has done its job)
-    redis.call('DEL', KEYS[3])
+    -- reader holds it then; a mark that kept readers out while this writer waited has done its job; a queued
+    -- writer sets none, its place in the queue keeps readers out)
+    if writerWaitingMs ~= '0' then
+        redis.call('DEL', KEYS[3])
+    end
     if not live then
         dequeue(KEYS[5], KEYS[6], member) -- with liveness the grant took it out of the queue
     end

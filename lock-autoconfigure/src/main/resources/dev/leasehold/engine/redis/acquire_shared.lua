@@ -8,7 +8,7 @@
 
 local lease = tonumber(ARGV[2])
 local member = ARGV[6] .. '|R'
-local queued = string.sub(ARGV[5], 1, 1) == '1'
+local queued = string.sub(ARGV[5], 1, 1) ~= '0' -- '1' joins the queue when refused, '2' is already in it
 local settings = queueSettings(ARGV[7])
 local entryMs = settings.entryMs
 local live = settings.live

@@ -43,10 +43,11 @@ local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs, waitMs, 
     waitMs = math.min(waitMs, refreshMs + claimMs * (rank or redis.call('ZRANK', queueKey, member)))
     local keepMs = waitMs + entryMs
     redis.call('ZADD', expiryKey, nowMs + keepMs, member)
-    -- the keys outlive every entry's expiry (never shortened here: others may sleep longer)
+    -- the keys outlive every entry's expiry (never shortened here: others may sleep longer), with slack: a head
+    -- looks again every refresh interval, and extending them at each look was two commands a look
     if redis.call('PTTL', queueKey) < keepMs then
-        redis.call('PEXPIRE', queueKey, keepMs)
-        redis.call('PEXPIRE', expiryKey, keepMs)
+        redis.call('PEXPIRE', queueKey, 2 * keepMs)
+        redis.call('PEXPIRE', expiryKey, 2 * keepMs)
     end
     redis.call('SET', live .. string.sub(member, 1, -3), '1', 'PX', entryMs)
     return waitMs
@@ -79,7 +80,8 @@ end
 -- heads are told to come. With lookOnly (the key is still taken a while: holdAtLeast) nothing is granted and
 -- the heads are only told to look again. In liveness mode a dead head is passed over, and an exclusive head leaves
 -- the queue with its grant (a live instance that no longer waits for it would otherwise get it at every release).
--- Returns 2 when Redis refused a publish (ACL), else 1.
+-- Returns 2 when Redis refused a publish (ACL), else 1; and true when the key was granted to an exclusive head (its
+-- value replaced: a release need not delete it first).
 local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, publishCommand, claimMs, lookOnly,
         live, entryMs)
     pruneQueue(queueKey, expiryKey, nowMs)
@@ -91,6 +93,7 @@ local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, p
         heads = redis.call('ZRANGE', queueKey, 0, 63)
     end
     local result = 1
+    local granted = false
     for i, member in ipairs(heads) do
         local exclusiveHead = string.sub(member, -2) == '|W'
         if exclusiveHead and i > 1 then
@@ -98,6 +101,7 @@ local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, p
         end
         if exclusiveHead and not lookOnly then
             redis.call('SET', lockKey, 'queue-grant:' .. member, 'PX', claimMs)
+            granted = true
             if live then
                 dequeue(queueKey, expiryKey, member)
             end
@@ -110,7 +114,7 @@ local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, p
             break
         end
     end
-    return result
+    return result, granted
 end
 
 -- SPUBLISH where the server has it (ServerVersion.hasShardedPubSub): decided on the server's own name and

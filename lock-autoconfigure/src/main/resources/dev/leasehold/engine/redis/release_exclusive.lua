@@ -61,12 +61,13 @@ else
         -- holdAtLeast: the holder is done, but the key stays taken for the time left, in a value no token owns: a
         -- renewal sent before the release and run after it cannot put the whole lease back
         redis.call('SET', KEYS[1], releasedValue(value), 'PX', keepMs)
-    else
+    elseif not queuedMode or quiet then
         redis.call('DEL', KEYS[1])
     end
-    if queuedMode and (quiet or redis.call('EXISTS', KEYS[2]) == 0) then
-        return 1 -- nobody waits: nothing to publish
+    if quiet then
+        return 1 -- nobody queued since the grant: nothing to publish
     end
+    -- (a noisy value's queue is read at once, no EXISTS first: someone queued since the grant, and usually still does)
 end
 
 -- @queue.lua
@@ -81,8 +82,12 @@ end
 if queuedMode then
     -- with a hold left, the head is only told to look again: its last try saw the whole lease, so it would sleep
     -- past the hold's end (up to its refresh); the next try sees the hold's end and sleeps exactly until then
-    return wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor((nowMicros or serverMicros()) / 1000), ARGV[4],
-        settings.publish, settings.claimMs, keepMs > 0, settings.live, settings.entryMs)
+    local woken, granted = wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor((nowMicros or serverMicros()) / 1000),
+        ARGV[4], settings.publish, settings.claimMs, keepMs > 0, settings.live, settings.entryMs)
+    if not granted and keepMs == 0 then
+        redis.call('DEL', KEYS[1]) -- not granted to a head (whose grant replaced the value): free
+    end
+    return woken
 end
 -- pcall: a refused PUBLISH must not turn a done release into an error
 local published = redis.pcall(settings.publish, ARGV[4], '1')

@@ -9,16 +9,20 @@
 
 -- @queue.lua
 
-local last = ownersLastFence(redis.call('GET', KEYS[1]), ARGV[1])
+local last, quiet = ownersLastFence(redis.call('GET', KEYS[1]), ARGV[1])
 if not last then
     return {0}
 end
 local lease = tonumber(ARGV[2])
--- the new block starts above the holder's previous one (recorded in the value) and the counter
-local grant = grantFence(KEYS[2], lease, tonumber(ARGV[3]), fenceRule(ARGV[4]), false, last, false)
-redis.call('SET', KEYS[1], lockValue(ARGV[1], grant[3]), 'PX', lease)
+-- the new block starts above the holder's previous one, recorded in the value: above the counter key too, which no
+-- script writes past a holder's last token while it holds (a grant starts above the counter, and a block that
+-- reaches past the lease is written to both); only a bare value (an earlier version's, last 0) needs the counter read
+local grant = grantFence(KEYS[2], lease, tonumber(ARGV[3]), fenceRule(ARGV[4]), false, last, last > 0)
+-- a quiet grant stays quiet (nobody queued since it was granted: no queue to look at, here or at its release)
+redis.call('SET', KEYS[1], lockValue(ARGV[1], grant[3], quiet), 'PX', lease)
 local othersQueued = 0
-if redis.call('EXISTS', KEYS[3]) == 1 then
+if not quiet then
+    -- (no EXISTS first: a noisy value means someone queued since the grant, and usually still does)
     local nowMs = math.floor(serverMicros() / 1000)
     pruneQueue(KEYS[3], KEYS[4], nowMs)
     local settings = queueSettings(ARGV[5])

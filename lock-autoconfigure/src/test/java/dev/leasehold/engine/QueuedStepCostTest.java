@@ -1,0 +1,142 @@
+package dev.leasehold.engine;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import dev.leasehold.LockMode;
+import dev.leasehold.engine.server.Grant;
+import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.LockServer.FenceBlock;
+import dev.leasehold.engine.server.QueueTry;
+import dev.leasehold.test.redis.RedisServerExtension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What the steps of a contended key cost Redis, counted with {@code INFO commandstats} (commands run inside scripts
+ * included; a figure load cannot move): a queued waiter's look, the release that grants the key to it, its claim, and
+ * a token reservation for a local hand-off on a quiet and on a noisy key. Pins the counts, so that a command added to
+ * these paths fails here: they are what a grant costs when many wait (issue 31, item 5; benchmarks/SCALE-RESULTS.md).
+ */
+class QueuedStepCostTest {
+
+    @RegisterExtension
+    static RedisServerExtension redis = new RedisServerExtension();
+
+    private EngineFixture fixture;
+
+    private LockServer server;
+
+    @BeforeEach
+    void setUp() {
+        fixture = new EngineFixture(redis.server());
+        server = fixture.server("lock:");
+    }
+
+    @AfterEach
+    void tearDown() {
+        fixture.close();
+    }
+
+    /**
+     * A waiter already queued skips the uncontended path's look (its own entry makes the key contended), and its
+     * look extends the queue keys' expiry only every few looks (with slack); the release replaces the holder's value
+     * with the grant rather than deleting it first and reads a noisy key's queue without asking whether it exists; the
+     * claim deletes no writer mark (a queued writer sets none). Before: 9 to 11 commands a look, 12 a release, 7 a
+     * claim.
+     */
+    @Test
+    void aQueuedWaitersLookTheReleaseThatGrantsAndTheClaimRunOnlyWhatTheyNeed() {
+        LockKeys keys = LockKeys.of("lock:", "queued-cost");
+        assertThat(await(server.acquire(keys, LockMode.EXCLUSIVE, "holder", 30_000, 0, "holder-instance",
+                QueueTry.JOIN)).granted()).isTrue();
+        assertThat(await(server.acquire(keys, LockMode.EXCLUSIVE, "first-try", 30_000, 0, "waiter-instance",
+                QueueTry.JOIN)).granted()).as("refused, queued").isFalse();
+
+        Map<String, Long> look = counted(() -> server.acquire(keys, LockMode.EXCLUSIVE, "look", 30_000, 0,
+                "waiter-instance", QueueTry.QUEUED), grant -> assertThat(grant.granted()).isFalse());
+        // EVALSHA, GET (holder), TIME, PTTL (its lease), ZRANK, ZADD (entry expiry), PTTL (queue key), SET (liveness)
+        assertThat(look).as("a queued waiter's look").doesNotContainKeys("exists", "pexpire");
+        assertThat(total(look)).as("commands of a queued waiter's look: " + look).isLessThanOrEqualTo(8);
+
+        Map<String, Long> release = counted(() -> server.release(keys, LockMode.EXCLUSIVE, "holder"),
+                released -> assertThat(released).isTrue());
+        // EVALSHA, GET, TIME, ZRANGEBYSCORE (prune), ZRANGE (head), EXISTS (its liveness), SET (grant), 2 ZREM, PUBLISH
+        assertThat(release).as("the release that grants").doesNotContainKey("del").containsEntry("exists", 1L);
+        assertThat(total(release)).as("commands of the release that grants: " + release).isLessThanOrEqualTo(10);
+
+        Map<String, Long> claim = counted(() -> server.acquire(keys, LockMode.EXCLUSIVE, "waiter", 30_000, 0,
+                "waiter-instance", QueueTry.QUEUED), grant -> assertThat(grant.granted()).isTrue());
+        // EVALSHA, GET (the grant), TIME, GET (counter), SET
+        assertThat(claim).as("the claim").doesNotContainKeys("exists", "del");
+        assertThat(total(claim)).as("commands of the claim: " + claim).isLessThanOrEqualTo(5);
+    }
+
+    /**
+     * A reservation of the next token block (a local hand-off) starts above the holder's last token, which the
+     * counter key never passes while it holds: no counter read. On a quiet grant (nobody queued since) it reads no
+     * queue either and the key stays quiet; on a noisy one it reads the queue without asking whether it exists.
+     */
+    @Test
+    void aTokenReservationReadsNoCounterAndOnAQuietKeyNoQueue() {
+        LockKeys keys = LockKeys.of("lock:", "reserve-cost");
+        Grant grant = await(server.acquire(keys, LockMode.EXCLUSIVE, "holder", 30_000, 0, "holder-instance",
+                QueueTry.JOIN));
+        assertThat(grant.granted()).isTrue();
+
+        Map<String, Long> quiet = counted(() -> server.reserveFences(keys, "holder", 30_000),
+                block -> assertThat(block.othersQueued()).isFalse());
+        // EVALSHA, GET, TIME, SET
+        assertThat(total(quiet)).as("commands of a reservation on a quiet key: " + quiet).isLessThanOrEqualTo(4);
+        assertThat(redis.server().command("GET", "lock:{reserve-cost}")).as("still quiet").contains("#");
+
+        assertThat(await(server.acquire(keys, LockMode.EXCLUSIVE, "try", 30_000, 0, "waiter-instance",
+                QueueTry.JOIN)).granted()).isFalse();
+        Map<String, Long> noisy = counted(() -> server.reserveFences(keys, "holder", 30_000),
+                block -> assertThat(block.othersQueued()).isTrue());
+        // EVALSHA, GET, TIME, SET, ZRANGEBYSCORE (prune), ZRANGE (head), EXISTS (its liveness)
+        assertThat(noisy).as("a reservation on a noisy key").containsEntry("get", 1L).containsEntry("exists", 1L);
+        assertThat(total(noisy)).as("commands of a reservation on a noisy key: " + noisy).isLessThanOrEqualTo(7);
+    }
+
+    private static <T> T await(CompletableFuture<T> step) {
+        try {
+            return step.get(5, TimeUnit.SECONDS);
+        }
+        catch (Exception ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    /** Runs one step (its script loaded by a first call elsewhere or here) and counts the commands it ran. */
+    private static <T> Map<String, Long> counted(Supplier<CompletableFuture<T>> step, java.util.function.Consumer<T> check) {
+        redis.server().command("CONFIG", "RESETSTAT");
+        check.accept(await(step.get()));
+        Map<String, Long> calls = new LinkedHashMap<>();
+        for (String line : redis.server().command("INFO", "commandstats").split("\\R")) {
+            if (!line.startsWith("cmdstat_")) {
+                continue;
+            }
+            String command = line.substring("cmdstat_".length(), line.indexOf(':'));
+            if (command.startsWith("config") || command.startsWith("info") || command.equals("script")
+                    || command.equals("eval")) {
+                continue; // this test's own, and a script's first load (EVALSHA, NOSCRIPT, then EVAL)
+            }
+            int start = line.indexOf("calls=") + "calls=".length();
+            calls.put(command, Long.parseLong(line.substring(start, line.indexOf(',', start))));
+        }
+        return calls;
+    }
+
+    private static long total(Map<String, Long> calls) {
+        return calls.values().stream().mapToLong(Long::longValue).sum();
+    }
+}
