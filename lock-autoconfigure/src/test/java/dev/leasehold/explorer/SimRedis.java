@@ -168,7 +168,7 @@ final class SimRedis {
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         boolean othersQueued = false;
         if (!quiet && queue.exists(keys.queue())) {
-            queue.prune(keys.queue(), strings.micros() / 1000);
+            // no pruning (reserve_fences.lua): an expired head whose instance is alive only ends the turn early
             othersQueued = queue.liveHead(keys, strings.micros() / 1000) != null;
         }
         return new FenceBlock(granted[0], granted[1], othersQueued);

@@ -22,9 +22,9 @@ local grant = grantFence(KEYS[2], lease, tonumber(ARGV[3]), fenceRule(ARGV[4]), 
 redis.call('SET', KEYS[1], lockValue(ARGV[1], grant[3], quiet), 'PX', lease)
 local othersQueued = 0
 if not quiet then
-    -- (no EXISTS first: a noisy value means someone queued since the grant, and usually still does)
+    -- (no EXISTS first: a noisy value means someone queued since the grant, and usually still does; no pruning
+    -- either: an expired head whose instance is alive only ends this turn early, and the release prunes it)
     local nowMs = math.floor(serverMicros() / 1000)
-    pruneQueue(KEYS[3], KEYS[4], nowMs)
     local settings = queueSettings(ARGV[5])
     othersQueued = liveHead(KEYS[3], KEYS[4], nowMs, settings.live, settings.entryMs) and 1 or 0
 end
