@@ -3,14 +3,20 @@ package dev.leasehold.engine;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.leasehold.LockHandle;
+import dev.leasehold.LockMode;
+import dev.leasehold.engine.redis.ScriptedLockServer;
 import dev.leasehold.engine.server.FairQueue;
+import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
+import dev.leasehold.engine.server.LockServer;
+import dev.leasehold.engine.server.QueueTry;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -76,6 +82,55 @@ class QueueLivenessTest extends EveryServerEngineTest {
         for (Future<?> waiter : waiters) {
             waiter.get(60, TimeUnit.SECONDS);
         }
+        pool.shutdown();
+    }
+
+    /**
+     * A waiter already queued does not write its instance's liveness key at each look (its instance's heartbeat does,
+     * once per refresh interval): the heartbeat stops only after a whole interval without a sleeping waiter, and
+     * starts again with a write at once, so a lone waiter awake for its look never leaves the key to expire. The
+     * tightest timing a user may set (an entry timeout of twice the refresh interval), one waiter looking every
+     * interval for ten of them, each look answered late (0.4 of an interval; a reply later than the entry
+     * timeout less an interval leaves a gap after the first try by design): the key is there at every sample and the
+     * waiter keeps its place. (With a heartbeat that stopped at the first beat without a sleeper and started again an
+     * interval later, the key lapsed whenever a beat fell inside a look.)
+     */
+    @Test
+    void aLoneQueuedWaitersInstanceStaysAliveBetweenItsLooks() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        LockHandle held = holder.lock("lone", Duration.ZERO);
+        FairQueue tight = new FairQueue(Duration.ofMillis(600), Duration.ofMillis(600), Duration.ofMillis(300), 16);
+        // the server's scripts and the engine's heartbeat on the same timing, as auto-configuration sets them
+        LockServer server = ((ScriptedLockServer) fixture.server("lock:")).fairQueue(tight);
+        LockServer slowLooks = fixture.track(new ForwardingLockServer(server) {
+            @Override
+            public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
+                    long writerWaitingMillis, String waiterId, QueueTry queueTry) {
+                return real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, queueTry)
+                    .thenCompose(grant -> CompletableFuture.supplyAsync(() -> grant,
+                            CompletableFuture.delayedExecutor(120, TimeUnit.MILLISECONDS)));
+            }
+        });
+        DefaultLockEngine waiting = fixture.engine(slowLooks, EngineFixture.fastSettings().withFairQueue(tight));
+        String liveness = LockKeys.instancePrefix("lock:") + waiting.instanceId();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        Future<Long> waiter = pool.submit(() -> {
+            try (LockHandle handle = waiting.lock("lone", Duration.ofSeconds(30))) {
+                return handle.fencingToken();
+            }
+        });
+        Await.until(Duration.ofSeconds(10), "the waiter queued", () -> queueLength("lone") == 1);
+        long until = System.nanoTime() + 10 * tight.refreshMillis() * 1_000_000L;
+        int samples = 0;
+        while (System.nanoTime() < until) {
+            assertThat(redis.server().command("EXISTS", liveness)).as("the waiting instance's liveness key, sample "
+                    + samples).isEqualTo("1");
+            samples++;
+            Thread.sleep(5); // sampling, not waiting for a condition
+        }
+        assertThat(queueLength("lone")).as("the waiter kept its place").isEqualTo(1);
+        held.close();
+        assertThat(waiter.get(10, TimeUnit.SECONDS)).isPositive();
         pool.shutdown();
     }
 

@@ -87,13 +87,14 @@ final class SimQueue {
      * Liveness mode: the waiter sleeps at most waitMs, the head at most a refresh interval and each entry behind it a
      * claim timeout more; its entry
      * lasts that long plus the entry timeout, the queue keys at least as long, and its instance's liveness key is
-     * written. Returns the wait.
+     * written (not by the look of a waiter already queued, whose instance's heartbeat writes it, unless its entry was
+     * gone). Returns the wait.
      */
-    long enqueue(LockKeys keys, String member, long nowMicros, long entryMs, long waitMs) {
+    long enqueue(LockKeys keys, String member, long nowMicros, long entryMs, long waitMs, boolean lookOfQueued) {
         String queueKey = keys.queue();
         exists(queueKey);
         LinkedHashMap<String, Long> members = queues.computeIfAbsent(queueKey, k -> new LinkedHashMap<>());
-        members.putIfAbsent(member, nowMicros);
+        boolean joined = members.putIfAbsent(member, nowMicros) == null;
         int rank = new ArrayList<>(members.keySet()).indexOf(member);
         long wait = Math.min(waitMs, settings.refreshMillis() + settings.claimMillis() * rank);
         long keepMs = wait + entryMs;
@@ -102,7 +103,9 @@ final class SimQueue {
         if (keyExpiry == null || keyExpiry - strings.micros() < keepMs * 1000) {
             queueKeyExpiresAtMicros.put(queueKey, strings.micros() + 2 * keepMs * 1000); // with slack, as queue.lua
         }
-        keepAlive(keys.instancePrefix() + instanceOf(member), entryMs);
+        if (joined || !lookOfQueued) {
+            keepAlive(keys.instancePrefix() + instanceOf(member), entryMs);
+        }
         return wait;
     }
 

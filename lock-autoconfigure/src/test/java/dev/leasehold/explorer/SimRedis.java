@@ -123,7 +123,7 @@ final class SimRedis {
         }
         if (holder != null) {
             long ttl = strings.pttl(keys.lock());
-            Grant refused = refuse(keys, member, joinQueue, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
+            Grant refused = refuse(keys, member, queueTry, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
             String noisy = joinQueue ? noisyValue(holder) : null;
             if (noisy != null) {
                 strings.setKeepTtl(keys.lock(), noisy);
@@ -134,7 +134,7 @@ final class SimRedis {
         if (head != null && !head.equals(member)) {
             // free, and nobody was granted it: the head's turn now
             queue.wakeHead(keys, nowMs, false);
-            return refuse(keys, member, joinQueue, queueSettings.claimMillis(), nowMicros);
+            return refuse(keys, member, queueTry, queueSettings.claimMillis(), nowMicros);
         }
         queue.dequeue(keys.queue(), member);
         return grant(keys, token, lease, 0, false);
@@ -148,9 +148,10 @@ final class SimRedis {
         return Grant.granted(granted[0], granted[1]);
     }
 
-    private Grant refuse(LockKeys keys, String member, boolean joinQueue, long waitMs, long nowMicros) {
-        if (joinQueue) {
-            waitMs = queue.enqueue(keys, member, nowMicros, queueSettings.entryMillis(), waitMs);
+    private Grant refuse(LockKeys keys, String member, QueueTry queueTry, long waitMs, long nowMicros) {
+        if (queueTry.joins()) {
+            waitMs = queue.enqueue(keys, member, nowMicros, queueSettings.entryMillis(), waitMs,
+                    queueTry == QueueTry.QUEUED);
         }
         return Grant.refused(Math.max(1, waitMs));
     }

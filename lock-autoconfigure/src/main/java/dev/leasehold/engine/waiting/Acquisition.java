@@ -84,6 +84,8 @@ final class Acquisition {
     private boolean joinedQueue;
     /** Its last try was refused and joined the queue: the next one keeps that place (no uncontended look). */
     private boolean queuedBefore;
+    /** Its last try was sent as {@link QueueTry#QUEUED}: it wrote no liveness key (the heartbeat does). */
+    private boolean lastTryQueued;
     private long writerWaitingMillis;
     private boolean leftSomethingBehind;
     private final TryFailures failures = new TryFailures();
@@ -213,8 +215,9 @@ final class Acquisition {
         sentAt = EngineClock.nanoTime();
         joinedQueue = queues && deadline - sentAt > 0;
         try {
+            lastTryQueued = joinedQueue && queuedBefore;
             reply = context.server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId,
-                    !joinedQueue ? QueueTry.NONE : queuedBefore ? QueueTry.QUEUED : QueueTry.JOIN);
+                    !joinedQueue ? QueueTry.NONE : lastTryQueued ? QueueTry.QUEUED : QueueTry.JOIN);
         }
         catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
@@ -300,7 +303,7 @@ final class Acquisition {
                 : refused.blockedForMillis()));
         context.sleeping.incrementAndGet();
         if (queues && !refreshes) {
-            context.sleepingInQueue();
+            context.sleepingInQueue(lastTryQueued);
         }
         // no message: the holder's lease may have ended; look again
         then(until(releases.release(), releases.sleepNanos(waitNanos)), () -> {

@@ -91,32 +91,41 @@ final class WaitContext {
     /** Whether the instance's liveness heartbeat is scheduled (liveness mode of the fair queue). */
     private final java.util.concurrent.atomic.AtomicBoolean heartbeat = new java.util.concurrent.atomic.AtomicBoolean();
 
+    /** Whether a queued waiter slept at the heartbeat's last beat (only the beats read and write it). */
+    private volatile boolean sleeperAtLastBeat;
+
     /**
      * A queued waiter goes to sleep ({@link #sleeping} counted it): in liveness mode ({@link LockServer#queueLiveness})
      * this instance's liveness key is written every refresh interval until no waiter sleeps any more, one write
      * for all of them (their entries in Redis last as long as they sleep, and count while this key does).
      */
-    void sleepingInQueue() {
+    void sleepingInQueue(boolean afterALookThatWroteNoLiveness) {
         if (heartbeat.compareAndSet(false, true)) {
-            scheduleHeartbeat();
+            sleeperAtLastBeat = true; // this sleeper: the first beat writes even if it is awake for its look by then
+            // a look of a waiter already queued does not write the key (the heartbeat does): write it at once
+            scheduleHeartbeat(afterALookThatWroteNoLiveness ? 0 : settings.fairQueue().refreshInterval().toNanos());
         }
     }
 
-    private void scheduleHeartbeat() {
-        if (schedule(this::beat, settings.fairQueue().refreshInterval().toNanos()) == null) {
+    private void scheduleHeartbeat(long delayNanos) {
+        if (schedule(this::beat, delayNanos) == null) {
             heartbeat.set(false);
         }
     }
 
     private void beat() {
-        if (sleeping.get() == 0 || shutdown.isDone()) {
+        boolean anyoneSleeps = sleeping.get() > 0;
+        // stops only after a whole interval without a sleeper: a waiter awake for its look (which writes no liveness
+        // key when it was queued already) is asleep again by then
+        if ((!anyoneSleeps && !sleeperAtLastBeat) || shutdown.isDone()) {
             heartbeat.set(false);
             // a waiter that went to sleep just now found the heartbeat still on: start it again for it
             if (sleeping.get() > 0 && !shutdown.isDone()) {
-                sleepingInQueue();
+                sleepingInQueue(true);
             }
             return;
         }
+        sleeperAtLastBeat = anyoneSleeps;
         try {
             server.keepAlive(dev.leasehold.engine.server.LockKeys.instancePrefix(settings.keyPrefix())
                     + tokens.instanceId(), settings.fairQueue().entryMillis());
@@ -124,7 +133,7 @@ final class WaitContext {
         catch (RuntimeException ex) {
             // best effort: the next beat, or the waiters' next tries, write it again
         }
-        scheduleHeartbeat();
+        scheduleHeartbeat(settings.fairQueue().refreshInterval().toNanos());
     }
 
     /** Takes back whatever the acquire may have granted, once its reply came (or failed). */

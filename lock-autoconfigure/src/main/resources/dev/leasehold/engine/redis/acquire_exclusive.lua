@@ -68,7 +68,7 @@ local refreshMs = settings.refreshMs
 local function refuse(waitMs, nowMicros, holder)
     if queued then
         waitMs = enqueue(KEYS[5], KEYS[6], member, nowMicros or serverMicros(), entryMs, waitMs, live, claimMs,
-            refreshMs)
+            refreshMs, alreadyQueued)
         -- a quiet holder's release would not look at the queue: tell it that someone waits
         local noisy = noisyValue(holder)
         if noisy then

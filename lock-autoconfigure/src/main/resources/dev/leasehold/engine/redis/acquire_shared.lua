@@ -19,7 +19,8 @@ local nowMs = math.floor(nowMicros / 1000)
 
 local function refuse(waitMs, held)
     if queued then
-        waitMs = enqueue(KEYS[5], KEYS[6], member, nowMicros, entryMs, waitMs, live, claimMs, refreshMs)
+        waitMs = enqueue(KEYS[5], KEYS[6], member, nowMicros, entryMs, waitMs, live, claimMs, refreshMs,
+            string.sub(ARGV[5], 1, 1) == '2')
         -- a quiet holder's release would not look at the queue (owner.lua): tell it that someone waits
         local noisy = held and noisyValue(redis.call('GET', KEYS[1]))
         if noisy then

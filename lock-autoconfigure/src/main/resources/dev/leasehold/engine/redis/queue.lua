@@ -24,8 +24,11 @@ local function pruneQueue(queueKey, expiryKey, nowMs)
 end
 
 -- joins the queue, or keeps its place and refreshes its expiry when already in it; returns how long the waiter
--- may sleep (waitMs at most) before its next try must refresh the entry
-local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs, waitMs, live, claimMs, refreshMs)
+-- may sleep (waitMs at most) before its next try must refresh the entry. lookOfQueued: a later try of a waiter already
+-- queued, whose instance's heartbeat keeps its liveness key (WaitContext): the key is written only when the entry
+-- was gone (it joins again)
+local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs, waitMs, live, claimMs, refreshMs,
+        lookOfQueued)
     local nowMs = math.floor(nowMicros / 1000)
     local rank = live and redis.call('ZRANK', queueKey, member)
     if not rank then
@@ -49,7 +52,9 @@ local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs, waitMs, 
         redis.call('PEXPIRE', queueKey, 2 * keepMs)
         redis.call('PEXPIRE', expiryKey, 2 * keepMs)
     end
-    redis.call('SET', live .. string.sub(member, 1, -3), '1', 'PX', entryMs)
+    if not rank or not lookOfQueued then
+        redis.call('SET', live .. string.sub(member, 1, -3), '1', 'PX', entryMs)
+    end
     return waitMs
 end
 
