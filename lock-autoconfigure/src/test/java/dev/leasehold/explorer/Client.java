@@ -118,7 +118,7 @@ final class Client extends Thread {
         if (state != State.WAITING && state != State.TIMED_WAITING) {
             return false;
         }
-        return !Wakeups.woken(this, LockSupport.getBlocker(this));
+        return !world.parks.woken(this) && !Wakeups.woken(this, LockSupport.getBlocker(this));
     }
 
     /** Asleep on a timer of its own (Thread.sleep, a timed park without a blocker): it looks again by itself. */
