@@ -56,8 +56,8 @@ final class Client extends Thread {
         /** When its engine's close() began (-1: not yet). */
         volatile long closingAt = -1;
 
-        /** How long its engine's close() took in real time (ns; it waits for callers in real time). */
-        volatile long closeRealNanos;
+        /** How long its engine's close() took on the virtual clock (ns; its bounded waits are on the engine's clock). */
+        volatile long closeNanos;
 
         /** When a caller first called it with a wait (virtual ns; Long.MIN_VALUE: not yet). */
         volatile long firstWaitAt = Long.MIN_VALUE;
@@ -118,7 +118,7 @@ final class Client extends Thread {
         if (state != State.WAITING && state != State.TIMED_WAITING) {
             return false;
         }
-        return !Wakeups.woken(this, LockSupport.getBlocker(this));
+        return !world.parks.woken(this) && !Wakeups.woken(this, LockSupport.getBlocker(this));
     }
 
     /** Asleep on a timer of its own (Thread.sleep, a timed park without a blocker): it looks again by itself. */

@@ -160,6 +160,7 @@ final class Explorer {
         }
         this.operationsLeft = config.operations;
         this.settler = new Settler(world, clients);
+        world.settler(() -> settler.settle(steps));
         this.nemesis = new Nemesis(world, redis, history, instances, keys, random, config);
         this.aims = new Aims(this, random);
         this.watch = new FreeKeyWatch(this);
@@ -194,6 +195,7 @@ final class Explorer {
     private Result explore() {
         List<String> stuck = new ArrayList<>();
         try {
+            settler.settle(steps); // the callers' threads start
             // callers work, faults happen
             while (steps < config.maxSteps && (operationsLeft > 0 || busy())) {
                 step(true);
@@ -213,6 +215,7 @@ final class Explorer {
                     }
                 }
             }
+            settler.settle(steps);
             // and what is still on its way arrives (Redis runs what was sent before the connection closed)
             while (steps < config.maxSteps * 3 && (busy() || instances.stream().anyMatch(instance -> !instance.closed
                     || instance.connection.hasSent() || instance.connection.hasAnswered() || instance.connection.hasPubSub()))) {
@@ -265,8 +268,8 @@ final class Explorer {
         }
     }
 
+    /** One step, from a settled state to a settled state (see {@link #settledTick}). */
     private void step(boolean faultsAllowed) {
-        settler.settle(steps);
         refusalsRead();
         aims.observe();
         watch.look();
@@ -300,7 +303,7 @@ final class Explorer {
                 choices.add(new Choice(0.2 * faults, null, () -> connection.answerNext(true)));
             }
             if (connection.pubSubReady()) {
-                choices.add(new Choice(6, null, connection::pubSubNext));
+                choices.add(new Choice(6, null, () -> connection.pubSubNext(random.nextBoolean())));
             }
         }
         if (faultsAllowed && operationsLeft > 0) {
@@ -387,7 +390,19 @@ final class Explorer {
                 break;
             }
         }
-        world.advanceBy(1); // every step at its own instant: the history orders by time
+        settledTick();
         steps++;
+    }
+
+    /**
+     * Every step at its own instant (the history orders by time): the clock moves a nanosecond once the step's threads
+     * are done, never while they run (a task rescheduling itself, a timeout armed, was due a nanosecond later in one
+     * run than in another, and the next steps' choices differed: most runs that did not replay across JVMs).
+     */
+    private void settledTick() {
+        settler.settle(steps);
+        if (world.advanceBy(1)) {
+            settler.settle(steps); // a linger ended on that nanosecond
+        }
     }
 }

@@ -26,8 +26,8 @@ import static org.assertj.core.api.Assertions.fail;
  * <li>{@code -Dexplorer.repeat=true}: run the first seed again and again (a run that does not replay step for step:
  * how often it fails)</li>
  * <li>{@code -Dexplorer.fingerprints=true}: print one line per run (steps, virtual time, hashes of its trace, sections
- * and violations), no wall times: a run replayed step for step prints the same line (across JVMs on a busy machine
- * few are: see docs/testing-leasehold.md)</li>
+ * and violations), no wall times: a run replayed step for step prints the same line (across JVMs, on a busy machine
+ * too, most are: see docs/testing-leasehold.md)</li>
  * </ul>
  */
 class ExplorerTest {

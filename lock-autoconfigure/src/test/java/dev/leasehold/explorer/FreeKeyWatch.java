@@ -24,7 +24,7 @@ import dev.leasehold.engine.server.LockKeys;
  * instance's subscription connection may still be opening after its first call that may wait (its connect latency).</li>
  * <li>L2: when an instance's {@code close()} returned, Redis queues nothing of it and grants it nothing, unless a step
  * that writes that entry is still on its way or a fault dropped its withdrawal; not judged where {@code close()} took
- * a whole Redis timeout of real time (its documented bound for a caller thread that does not run).</li>
+ * a whole Redis timeout on the virtual clock (its documented bound for a caller thread that does not run).</li>
  * </ul>
  */
 final class FreeKeyWatch {
@@ -154,7 +154,7 @@ final class FreeKeyWatch {
 
     /** L2 at the moment close() returned: nothing of the instance queued or granted in Redis. */
     private void closeReturned(Client.Instance instance) {
-        if (instance.closeRealNanos >= run.config.redisTimeout().toNanos()) {
+        if (instance.closeNanos >= run.config.redisTimeout().toNanos()) {
             return; // close() waited its bound: what a caller thread that did not run left expires on its own
         }
         String id = instance.engine.instanceId();

@@ -328,9 +328,9 @@ final class Operations {
                 cut.forEach(section -> section.closing = true);
             }
             cut.forEach(section -> end(section, at, true));
-            long began = System.nanoTime();
+            long began = history.now();
             instance.engine.close();
-            instance.closeRealNanos = System.nanoTime() - began;
+            instance.closeNanos = history.now() - began;
             instance.closedAt = history.now();
             instance.closed = true;
         });

@@ -316,21 +316,35 @@ abstract class SimWire {
         }
     }
 
-    /** The next message or subscription change on the subscription connection. */
-    void pubSubNext() {
+    /**
+     * The next message or subscription change. A confirmation reaches the release listener (a release may have been
+     * missed before it) and completes the subscribe, each may wake waiters: two steps (the other half next on this
+     * connection), in the order {@code listenerFirst} says. In one step a woken waiter ran while this thread went on
+     * in the engine (it read the channel's next release before or after the listener fired it: runs did not replay).
+     */
+    void pubSubNext(boolean listenerFirst) {
         PubSub next;
         synchronized (this) {
             next = pubSub.poll();
         }
-        redis.world.trace(next.kind + " " + next.channel);
+        redis.world.trace(next.kind + " " + next.channel + (!next.kind.equals("subscribe") ? ""
+                : listenerFirst ? " (to its listener first)" : " (completes first)"));
         switch (next.kind) {
             case "subscribe" -> {
                 synchronized (this) {
                     subscribed.add(next.channel);
+                    // the other half, next on this connection
+                    pubSub.addFirst(listenerFirst ? new PubSub(next.channel, "subscribed", next.done)
+                            : new PubSub(next.channel, "confirmed", null));
                 }
-                next.done.complete(null);
-                releaseListener.accept(next.channel); // a confirmation: a release may have been missed before it
+                if (listenerFirst) {
+                    releaseListener.accept(next.channel);
+                }
+                else {
+                    next.done.complete(null);
+                }
             }
+            case "subscribed" -> next.done.complete(null);
             case "unsubscribe" -> {
                 synchronized (this) {
                     subscribed.remove(next.channel);
@@ -357,12 +371,17 @@ abstract class SimWire {
             lost.addAll(answered);
             sent.clear();
             answered.clear();
-            pubSub.removeIf(entry -> entry.kind.equals("message"));
+            pubSub.removeIf(entry -> entry.kind.equals("message") || entry.kind.equals("confirmed"));
             channels = new ArrayList<>(subscribed);
             subscribed.clear();
         }
-        lost.forEach(step -> step.reply.completeExceptionally(noReply("connection reset: " + step.what)));
+        // one wake-up at a time: each reply's waiter (and then the listener's) runs before the next is woken
+        for (Step step : lost) {
+            step.reply.completeExceptionally(noReply("connection reset: " + step.what));
+            redis.world.settle();
+        }
         lostListener.run();
+        redis.world.settle();
         for (String channel : channels) {
             synchronized (this) {
                 pubSub.add(new PubSub(channel, "subscribe", new CompletableFuture<>()));

@@ -31,6 +31,13 @@ final class SimWorld {
 
     private volatile Thread explorerThread;
 
+    /** The engine's timed parks (a lingering release), ended by the clock or the engine. */
+    final Parks parks = new Parks(this);
+
+    /** Waits until every thread of the run is blocked or idle (the explorer's settler, once it is made). */
+    private volatile Runnable settler = () -> {
+    };
+
     final List<String> trace = new ArrayList<>();
 
     SimWorld() {
@@ -46,14 +53,30 @@ final class SimWorld {
         return now - ORIGIN;
     }
 
-    void advanceTo(long at) {
+    /** Moves the clock (if {@code at} is ahead); whether a thread parked on it was woken (it runs now). */
+    boolean advanceTo(long at) {
         if (at - now > 0) {
             now = at;
         }
+        return parks.timeUp(now);
     }
 
-    void advanceBy(long nanos) {
+    /** Moves the clock on; whether a thread parked on it was woken (it runs now). */
+    boolean advanceBy(long nanos) {
         now += nanos;
+        return parks.timeUp(now);
+    }
+
+    void settler(Runnable settler) {
+        this.settler = settler;
+    }
+
+    /**
+     * Within a step that wakes several threads (on the explorer's thread): lets the ones woken so far run until they
+     * block, before the step wakes the next, so that they never run side by side.
+     */
+    void settle() {
+        settler.run();
     }
 
     long nextSeq() {
@@ -120,6 +143,22 @@ final class SimWorld {
         @Override
         public Executor deliveries() {
             return world.deliveries;
+        }
+
+        @Override
+        public void parkNanos(Object blocker, long nanos) {
+            world.parks.parkNanos(blocker, nanos);
+        }
+
+        @Override
+        public void unpark(Thread thread) {
+            world.parks.unpark(thread);
+        }
+
+        @Override
+        public <T> T get(java.util.concurrent.CompletableFuture<T> future, long nanos)
+                throws InterruptedException, java.util.concurrent.ExecutionException, java.util.concurrent.TimeoutException {
+            return world.parks.get(future, nanos);
         }
     }
 }

@@ -30,6 +30,9 @@ final class VirtualScheduler extends ScheduledThreadPoolExecutor {
 
     private volatile boolean shutdown;
 
+    /** Threads in {@link #awaitTermination}, woken as it terminates. */
+    private final java.util.Set<Thread> awaiting = new java.util.HashSet<>();
+
     /** The scheduler's own thread: it runs a task when the explorer says (a task may block, as on a real one). */
     final Client runner;
 
@@ -93,6 +96,7 @@ final class VirtualScheduler extends ScheduledThreadPoolExecutor {
             synchronized (VirtualScheduler.this) {
                 queue.remove(this);
             }
+            terminating();
             return cancelled;
         }
     }
@@ -131,6 +135,19 @@ final class VirtualScheduler extends ScheduledThreadPoolExecutor {
         if (head != null) {
             runner.hand("task of " + name, head);
         }
+        terminating();
+    }
+
+    /** Wakes the threads that wait for this scheduler to terminate, once it has. */
+    private void terminating() {
+        List<Thread> woken;
+        synchronized (this) {
+            if (!isTerminated() || awaiting.isEmpty()) {
+                return;
+            }
+            woken = new ArrayList<>(awaiting);
+        }
+        woken.forEach(world.parks::unpark);
     }
 
     synchronized int pending() {
@@ -189,6 +206,7 @@ final class VirtualScheduler extends ScheduledThreadPoolExecutor {
             queue.removeIf(task -> task.isPeriodic()
                     || (!getExecuteExistingDelayedTasksAfterShutdownPolicy() && task.at - world.now() > 0));
         }
+        terminating();
     }
 
     @Override
@@ -197,6 +215,7 @@ final class VirtualScheduler extends ScheduledThreadPoolExecutor {
         synchronized (this) {
             List<Runnable> dropped = new ArrayList<>(queue);
             queue.clear();
+            terminating();
             return dropped;
         }
     }
@@ -211,12 +230,32 @@ final class VirtualScheduler extends ScheduledThreadPoolExecutor {
         return shutdown && queue.isEmpty();
     }
 
-    /** Waits on the virtual clock (the explorer runs what is left meanwhile); never blocks the explorer's thread. */
+    /**
+     * Waits on the virtual clock (the explorer runs what is left meanwhile), parked until the scheduler terminates or
+     * the clock passes the deadline, never on a real timer (a closer that looked again every millisecond went on after
+     * the explorer had judged every thread quiet, on a busy machine); never blocks the explorer's thread.
+     */
     @Override
     public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = world.now() + unit.toNanos(timeout);
+        Thread me = Thread.currentThread();
         while (!isTerminated() && !world.isExplorerThread() && world.now() - deadline < 0) {
-            Thread.sleep(1);
+            synchronized (this) {
+                awaiting.add(me);
+            }
+            try {
+                if (!isTerminated()) {
+                    world.parks.parkNanos(this, deadline - world.now());
+                }
+            }
+            finally {
+                synchronized (this) {
+                    awaiting.remove(me);
+                }
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
         }
         return isTerminated();
     }

@@ -218,8 +218,8 @@ public final class Holdings implements HandleActions {
             }
         }
         try {
-            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
-                .get(settings.redisTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
+            EngineClock.get(CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)),
+                    TimeUnit.MILLISECONDS.toNanos(settings.redisTimeout().toMillis() + 100));
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();

@@ -2,7 +2,6 @@ package dev.leasehold.engine.holding;
 
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
 import dev.leasehold.LockAcquisitionException;
@@ -48,8 +47,7 @@ final class LeaseExtension {
         long sentAt = EngineClock.nanoTime();
         boolean extended;
         try {
-            extended = server.renew(lock.keys, lock.mode, lock.token, leaseMillis)
-                .get(redisTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            extended = EngineClock.get(server.renew(lock.keys, lock.mode, lock.token, leaseMillis), redisTimeout.toNanos());
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();

@@ -4,7 +4,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.locks.LockSupport;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.key.KeyTransitions.Event;
@@ -109,7 +108,7 @@ public final class KeyLine {
             Waiter waiter = new Waiter(owner, takeOverMode);
             (waiting != null ? waiting : (waiting = new ArrayDeque<>(2))).add(waiter);
             if (state.lingerer != null) {
-                LockSupport.unpark(state.lingerer); // a thread came back: the lingering release hands on to it
+                EngineClock.unpark(state.lingerer); // a thread came back: the lingering release hands on to it
             }
             return waiter;
         }
@@ -211,7 +210,8 @@ public final class KeyLine {
             }
             if (linger) {
                 event = Event.LINGER_ENDED;
-                LockSupport.parkNanos(this, lingerUntil - EngineClock.nanoTime()); // enter(), lost(), close() wake it
+                // on the engine's clock (a virtual one decides when the linger is over); enter(), lost(), close() wake it
+                EngineClock.parkNanos(this, lingerUntil - EngineClock.nanoTime());
                 continue;
             }
             start(next);
@@ -311,7 +311,7 @@ public final class KeyLine {
                     case CLOSING -> move(Event.LOST, LineState.CLOSED);
                     default -> {
                         if (current.lingerer != null) {
-                            LockSupport.unpark(current.lingerer); // its release is no longer the holder's: it ends
+                            EngineClock.unpark(current.lingerer); // its release is no longer the holder's: it ends
                         }
                         next = passTurn(Event.LOST);
                     }
@@ -351,7 +351,7 @@ public final class KeyLine {
                 move(Event.CLOSE, current.phase.hasHolder() ? current.in(Phase.CLOSING) : LineState.CLOSED);
             }
             if (current.lingerer != null) {
-                LockSupport.unpark(current.lingerer); // it releases in Redis now
+                EngineClock.unpark(current.lingerer); // it releases in Redis now
             }
             all = waiting == null ? List.of() : new ArrayList<>(waiting);
             waiting = null;

@@ -180,7 +180,7 @@ public final class Acquisitions implements AutoCloseable {
             closing.complete(null);
         }
         try {
-            closing.get(context.settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            EngineClock.get(closing, TimeUnit.MILLISECONDS.toNanos(context.settings.redisTimeout().toMillis()));
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();

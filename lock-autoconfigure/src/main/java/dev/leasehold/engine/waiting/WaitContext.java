@@ -17,6 +17,7 @@ import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.support.CoarseTimeouts;
+import dev.leasehold.engine.support.EngineClock;
 import dev.leasehold.engine.support.LockTokens;
 
 import org.jspecify.annotations.Nullable;
@@ -175,8 +176,8 @@ final class WaitContext {
      */
     void awaitWithdrawals() {
         try {
-            CompletableFuture.allOf(withdrawing.toArray(CompletableFuture[]::new))
-                .get(settings.redisTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            EngineClock.get(CompletableFuture.allOf(withdrawing.toArray(CompletableFuture[]::new)),
+                    TimeUnit.MILLISECONDS.toNanos(settings.redisTimeout().toMillis()));
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
