@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import dev.leasehold.LockMode;
@@ -12,11 +13,8 @@ import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServer.FenceBlock;
 import dev.leasehold.engine.server.QueueTry;
-import dev.leasehold.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -26,33 +24,21 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a token reservation for a local hand-off on a quiet and on a noisy key. Pins the counts, so that a command added to
  * these paths fails here: they are what a grant costs when many wait (issue 31, item 5; benchmarks/SCALE-RESULTS.md).
  */
-class QueuedStepCostTest {
-
-    @RegisterExtension
-    static RedisServerExtension redis = new RedisServerExtension();
-
-    private EngineFixture fixture;
+class QueuedStepCostTest extends RealRedisEngineTest {
 
     private LockServer server;
 
     @BeforeEach
-    void setUp() {
-        fixture = new EngineFixture(redis.server());
+    void createServer() {
         server = fixture.server("lock:");
-    }
-
-    @AfterEach
-    void tearDown() {
-        fixture.close();
     }
 
     /**
      * A waiter already queued skips the uncontended path's look (its own entry makes the key contended), and its
      * look extends the queue keys' expiry only every few looks (with slack) and leaves its instance's liveness key to
-     * the heartbeat; the release replaces the holder's value
-     * with the grant rather than deleting it first and reads a noisy key's queue without asking whether it exists; the
-     * claim deletes no writer mark (a queued writer sets none). Before: 9 to 11 commands a look, 12 a release, 7 a
-     * claim; now 7, 10 and 5.
+     * the heartbeat; the release replaces the holder's value with the grant rather than deleting it first and reads a
+     * noisy key's queue without asking whether it exists; the claim deletes no writer mark (a queued writer sets none).
+     * Before: 9 to 11 commands a look, 12 a release, 7 a claim; now 7, 10 and 5.
      */
     @Test
     void aQueuedWaitersLookTheReleaseThatGrantsAndTheClaimRunOnlyWhatTheyNeed() {
@@ -119,23 +105,16 @@ class QueuedStepCostTest {
         }
     }
 
-    /** Runs one step (its script loaded by a first call elsewhere or here) and counts the commands it ran. */
-    private static <T> Map<String, Long> counted(Supplier<CompletableFuture<T>> step, java.util.function.Consumer<T> check) {
+    /** Runs one step and counts the commands it ran (a script's first load, EVALSHA refused then EVAL, left out). */
+    private static <T> Map<String, Long> counted(Supplier<CompletableFuture<T>> step, Consumer<T> check) {
         redis.server().command("CONFIG", "RESETSTAT");
         check.accept(await(step.get()));
         Map<String, Long> calls = new LinkedHashMap<>();
-        for (String line : redis.server().command("INFO", "commandstats").split("\\R")) {
-            if (!line.startsWith("cmdstat_")) {
-                continue;
+        commandStats(redis.server()).forEach((command, stat) -> {
+            if (stat[0] > 0 && !command.equals("eval") && !command.equals("script")) {
+                calls.put(command, stat[0]);
             }
-            String command = line.substring("cmdstat_".length(), line.indexOf(':'));
-            if (command.startsWith("config") || command.startsWith("info") || command.equals("script")
-                    || command.equals("eval")) {
-                continue; // this test's own, and a script's first load (EVALSHA, NOSCRIPT, then EVAL)
-            }
-            int start = line.indexOf("calls=") + "calls=".length();
-            calls.put(command, Long.parseLong(line.substring(start, line.indexOf(',', start))));
-        }
+        });
         return calls;
     }
 

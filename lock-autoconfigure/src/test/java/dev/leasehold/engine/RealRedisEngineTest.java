@@ -42,6 +42,34 @@ abstract class RealRedisEngineTest {
         return scriptCalls(redis.server());
     }
 
+    /**
+     * Calls and µs per command since the last {@code CONFIG RESETSTAT} ({@code INFO commandstats}: commands run
+     * inside scripts included), without a test's own {@code CONFIG} and {@code INFO}.
+     */
+    static java.util.Map<String, long[]> commandStats(dev.leasehold.test.redis.TestRedisServer server) {
+        java.util.Map<String, long[]> stats = new java.util.LinkedHashMap<>();
+        for (String line : server.command("INFO", "commandstats").split("\\R")) {
+            if (!line.startsWith("cmdstat_")) {
+                continue;
+            }
+            String command = line.substring("cmdstat_".length(), line.indexOf(':'));
+            if (command.startsWith("config") || command.startsWith("info")) {
+                continue;
+            }
+            stats.put(command, new long[] { statField(line, "calls="), statField(line, "usec=") });
+        }
+        return stats;
+    }
+
+    private static long statField(String line, String name) {
+        int start = line.indexOf(name) + name.length();
+        int end = start;
+        while (end < line.length() && Character.isDigit(line.charAt(end))) {
+            end++;
+        }
+        return Long.parseLong(line.substring(start, end));
+    }
+
     /** Script calls {@code server} has run so far. */
     static long scriptCalls(dev.leasehold.test.redis.TestRedisServer server) {
         long calls = 0;

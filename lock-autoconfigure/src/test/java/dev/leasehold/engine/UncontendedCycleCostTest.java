@@ -3,7 +3,6 @@ package dev.leasehold.engine;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -67,31 +66,6 @@ class UncontendedCycleCostTest extends RealRedisEngineTest {
             assertThat(handle).as(phase + " cycle " + i + " on a key nobody else wants").isPresent();
             handle.get().close();
         }
-    }
-
-    /** calls and usec per command since the last CONFIG RESETSTAT, without this test's own CONFIG and INFO. */
-    private static Map<String, long[]> commandStats(TestRedisServer server) {
-        Map<String, long[]> stats = new LinkedHashMap<>();
-        for (String line : server.command("INFO", "commandstats").split("\\R")) {
-            if (!line.startsWith("cmdstat_")) {
-                continue;
-            }
-            String command = line.substring("cmdstat_".length(), line.indexOf(':'));
-            if (command.startsWith("config") || command.startsWith("info")) {
-                continue;
-            }
-            stats.put(command, new long[] { field(line, "calls="), field(line, "usec=") });
-        }
-        return stats;
-    }
-
-    private static long field(String line, String name) {
-        int start = line.indexOf(name) + name.length();
-        int end = start;
-        while (end < line.length() && Character.isDigit(line.charAt(end))) {
-            end++;
-        }
-        return Long.parseLong(line.substring(start, end));
     }
 
     /** Bytes allocated so far by every live thread of this JVM (Lettuce's I/O threads included). */

@@ -82,10 +82,12 @@ final class Acquisition {
     private @Nullable String token;
     private long sentAt;
     private boolean joinedQueue;
-    /** Its last try was refused and joined the queue: the next one keeps that place (no uncontended look). */
-    private boolean queuedBefore;
-    /** Its last try was sent as {@link QueueTry#QUEUED}: it wrote no liveness key (the heartbeat does). */
-    private boolean lastTryQueued;
+    /**
+     * What its last try did with the queue; {@link QueueTry#NONE} once a try went unanswered (in the queue or not, who
+     * knows). A try after one refused in the queue keeps that place ({@link QueueTry#QUEUED}: no uncontended look,
+     * no liveness write, which the heartbeat then does).
+     */
+    private QueueTry lastTry = QueueTry.NONE;
     private long writerWaitingMillis;
     private boolean leftSomethingBehind;
     private final TryFailures failures = new TryFailures();
@@ -215,9 +217,8 @@ final class Acquisition {
         sentAt = EngineClock.nanoTime();
         joinedQueue = queues && deadline - sentAt > 0;
         try {
-            lastTryQueued = joinedQueue && queuedBefore;
-            reply = context.server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId,
-                    !joinedQueue ? QueueTry.NONE : lastTryQueued ? QueueTry.QUEUED : QueueTry.JOIN);
+            lastTry = !joinedQueue ? QueueTry.NONE : lastTry.joins() ? QueueTry.QUEUED : QueueTry.JOIN;
+            reply = context.server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, lastTry);
         }
         catch (RuntimeException ex) {
             reply = CompletableFuture.failedFuture(ex);
@@ -254,7 +255,9 @@ final class Acquisition {
             return;
         }
         leftSomethingBehind |= writerWaitingMillis > 0 || joinedQueue;
-        queuedBefore = joinedQueue && grant != null;
+        if (grant == null) {
+            lastTry = QueueTry.NONE;
+        }
         if (stopping()) {
             stop();
             return;
@@ -303,7 +306,7 @@ final class Acquisition {
                 : refused.blockedForMillis()));
         context.sleeping.incrementAndGet();
         if (queues && !refreshes) {
-            context.sleepingInQueue(lastTryQueued);
+            context.sleepingInQueue(lastTry == QueueTry.QUEUED);
         }
         // no message: the holder's lease may have ended; look again
         then(until(releases.release(), releases.sleepNanos(waitNanos)), () -> {
