@@ -146,8 +146,26 @@ final class SimQueue {
         return exists(queueKey) ? queues.get(queueKey).keySet().iterator().next() : null;
     }
 
-    /** {@code lookOnly}: the key is still taken a while (holdAtLeast): the head is only told to look again. */
-    void wakeHead(LockKeys keys, long nowMs, boolean lookOnly) {
+    /**
+     * queue.lua's grantedTo: -1 when {@code value} is not a queue grant to {@code member}, else the token its claim starts
+     * above without reading the counter key (the releasing holder's last), 0 when the grant carries none.
+     */
+    static long grantAbove(String value, String member) {
+        String prefix = "queue-grant:" + member;
+        if (value == null || !value.startsWith(prefix)) {
+            return -1;
+        }
+        if (value.length() == prefix.length()) {
+            return 0;
+        }
+        return value.charAt(prefix.length()) == '@' ? Long.parseLong(value.substring(prefix.length() + 1)) : -1;
+    }
+
+    /**
+     * {@code lookOnly}: the key is still taken a while (holdAtLeast): the head is only told to look again. {@code
+     * grantAbove}: the releasing holder's last token, carried in the grant (0: none).
+     */
+    void wakeHead(LockKeys keys, long nowMs, boolean lookOnly, long grantAbove) {
         prune(keys.queue(), nowMs);
         String head = liveHead(keys, nowMs);
         if (head == null) {
@@ -155,7 +173,8 @@ final class SimQueue {
         }
         // no readers: the head is a writer (exclusive); it leaves the queue with its grant
         if (!lookOnly) {
-            strings.set(keys.lock(), "queue-grant:" + head, settings.claimMillis());
+            strings.set(keys.lock(), "queue-grant:" + head + (grantAbove > 0 ? "@" + grantAbove : ""),
+                    settings.claimMillis());
             dequeue(keys.queue(), head);
         }
         publish.accept(keys.channel() + ":" + head.substring(0, head.length() - 2), "g");
@@ -171,7 +190,10 @@ final class SimQueue {
     String turnOf(LockKeys keys) {
         String value = strings.get(keys.lock());
         if (value != null) {
-            return value.startsWith("queue-grant:") ? instanceOf(value.substring("queue-grant:".length())) : null;
+            if (!value.startsWith("queue-grant:")) {
+                return null;
+            }
+            return instanceOf(value.substring("queue-grant:".length()).replaceFirst("@\\d+$", ""));
         }
         if (!exists(keys.queue())) {
             return null;

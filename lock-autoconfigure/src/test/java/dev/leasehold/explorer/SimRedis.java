@@ -115,8 +115,11 @@ final class SimRedis {
         long nowMicros = strings.micros();
         long nowMs = nowMicros / 1000;
         String holder = strings.get(keys.lock());
-        if (holder != null && holder.equals("queue-grant:" + member)) {
-            return grant(keys, token, lease, 0, false); // the grant took it out of the queue (liveness)
+        long grantAbove = SimQueue.grantAbove(holder, member);
+        if (grantAbove >= 0) {
+            // the grant took it out of the queue (liveness); it carries the releasing holder's last token, which the
+            // counter key is never past: no counter read then
+            return grant(keys, token, lease, grantAbove, grantAbove > 0, false);
         }
         if (holder == null) {
             queue.prune(keys.queue(), nowMs); // expired entries go when a head is chosen
@@ -133,7 +136,7 @@ final class SimRedis {
         String head = queue.liveHead(keys, nowMs);
         if (head != null && !head.equals(member)) {
             // free, and nobody was granted it: the head's turn now
-            queue.wakeHead(keys, nowMs, false);
+            queue.wakeHead(keys, nowMs, false, 0);
             return refuse(keys, member, queueTry, queueSettings.claimMillis(), nowMicros);
         }
         queue.dequeue(keys.queue(), member);
@@ -141,8 +144,11 @@ final class SimRedis {
     }
 
     private Grant grant(LockKeys keys, String token, long lease, long above, boolean counterAbsent) {
-        long[] granted = fences.grantFence(keys.fence(), lease, above, counterAbsent);
-        boolean quiet = counterAbsent;
+        return grant(keys, token, lease, above, counterAbsent, counterAbsent);
+    }
+
+    private Grant grant(LockKeys keys, String token, long lease, long above, boolean counterUnread, boolean quiet) {
+        long[] granted = fences.grantFence(keys.fence(), lease, above, counterUnread);
         strings.set(keys.lock(), token + (quiet ? "#" : "@") + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         return Grant.granted(granted[0], granted[1]);
@@ -194,7 +200,7 @@ final class SimRedis {
         if (last == null) {
             if (value == null && queue.exists(keys.queue())) {
                 // its lease ran out before this release: the queue's head, asleep on that lease, looks again
-                queue.wakeHead(keys, strings.micros() / 1000, true);
+                queue.wakeHead(keys, strings.micros() / 1000, true, 0);
             }
             return false;
         }
@@ -215,7 +221,7 @@ final class SimRedis {
             return true;
         }
         // with a hold left, the head is only told to look again
-        queue.wakeHead(keys, nowMicros / 1000, keepMs > 0);
+        queue.wakeHead(keys, nowMicros / 1000, keepMs > 0, last);
         return true;
     }
 
@@ -227,7 +233,7 @@ final class SimRedis {
             strings.remove(keys.writerWaiting());
             took = true;
         }
-        if (("queue-grant:" + waiterId + "|W").equals(strings.get(keys.lock()))) {
+        if (SimQueue.grantAbove(strings.get(keys.lock()), waiterId + "|W") >= 0) {
             strings.remove(keys.lock());
             took = true;
         }
@@ -240,11 +246,11 @@ final class SimRedis {
         if (took && queue.exists(keys.queue())) {
             String holder = strings.get(keys.lock());
             if (holder == null) {
-                queue.wakeHead(keys, nowMs, false);
+                queue.wakeHead(keys, nowMs, false, 0);
             }
             else if (holder.startsWith("released:")) {
                 // a holdAtLeast nobody owns ends without a release: the new head is told to look again
-                queue.wakeHead(keys, nowMs, true);
+                queue.wakeHead(keys, nowMs, true, 0);
             }
         }
         return took;

@@ -43,8 +43,10 @@ local fastPath = not uncontendedChecked and not alreadyQueued
 
 -- grants the key to this try's token and lease, with its fencing token and block recorded in the value; quiet
 -- (owner.lua) on the uncontended path: nobody queued
-local function grant(counterAbsent)
-    local granted = grantFence(KEYS[4], lease, blockSize, countRule, false, nil, counterAbsent)
+-- above: a token the grant must be above (a queue grant's, the releasing holder's last), known to be at or above
+-- the counter key, which is then not read
+local function grant(counterAbsent, above)
+    local granted = grantFence(KEYS[4], lease, blockSize, countRule, false, above, counterAbsent or above ~= nil)
     local quiet = counterAbsent and not countRule
     redis.call('SET', KEYS[1], lockValue(ARGV[1], granted[3], quiet), 'PX', lease)
     return granted
@@ -88,17 +90,20 @@ local function holderTtl()
 end
 
 local holder = redis.call('GET', KEYS[1])
-if holder == 'queue-grant:' .. member then
+local grantedHere, grantAbove = grantedTo(holder, member)
+if grantedHere then
     -- the release granted the key to this instance: claim it with this try's token and lease (no
     -- reader holds it then; a mark that kept readers out while this writer waited has done its job; a queued
-    -- writer sets none, its place in the queue keeps readers out)
+    -- writer sets none, its place in the queue keeps readers out). The grant carries the releasing holder's last
+    -- token: the counter key is never past it (no script writes it past a holder's last token while it holds, and
+    -- nothing is granted between the release and this claim), so it is not read.
     if writerWaitingMs ~= '0' then
         redis.call('DEL', KEYS[3])
     end
     if not live then
         dequeue(KEYS[5], KEYS[6], member) -- with liveness the grant took it out of the queue
     end
-    return grant()
+    return grant(false, grantAbove)
 end
 local nowMicros = serverMicros()
 local nowMs = math.floor(nowMicros / 1000)

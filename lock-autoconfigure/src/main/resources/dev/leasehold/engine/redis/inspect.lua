@@ -26,10 +26,10 @@ if writerWaiting == -2 and KEYS[5] then
 end
 
 -- owner tokens are '<instance id>:<secret>': only the instance id leaves this script. A key the queue granted
--- to an instance that has not claimed it yet holds 'queue-grant:<instance id>|W'.
+-- to an instance that has not claimed it yet holds 'queue-grant:<instance id>|W', maybe followed by '@<token>'.
 local function instanceOf(owner)
     if string.sub(owner, 1, 12) == 'queue-grant:' then
-        return string.sub(owner, 13, -3)
+        return string.match(owner, '^queue%-grant:(.*)|W') or '?'
     end
     return string.match(owner, '^(.*):[^:]*$') or '?'
 end

@@ -11,8 +11,9 @@
 --   the holder's lease end (or its wake-up), but the head at most a refresh interval and each entry behind it a
 --   claim timeout more, so that a key lost with a failover, or granted to a head that never claims it, is taken
 --   in time.
--- A release grants the key directly to an exclusive head ('queue-grant:<member>', a short lease that only
--- that instance can turn into its own) and publishes to that instance's channel only; shared heads (all
+-- A release grants the key directly to an exclusive head ('queue-grant:<member>', or 'queue-grant:<member>@<the
+-- releasing holder's last fencing token>' so that the claim starts above it without reading the counter key; a
+-- short lease that only that instance can turn into its own) and publishes to that instance's channel only; shared heads (all
 -- consecutive ones) are woken to take their read leases. Nobody else is woken, so nobody tries and loses.
 
 local function pruneQueue(queueKey, expiryKey, nowMs)
@@ -77,6 +78,22 @@ local function liveHead(queueKey, expiryKey, nowMs, live, entryMs)
     end
 end
 
+-- Whether a lock's value is a queue grant to member, and the fencing token the claim must start above (nil:
+-- unknown, read the counter key)
+local function grantedTo(value, member)
+    local prefix = 'queue-grant:' .. member
+    if not value or string.sub(value, 1, #prefix) ~= prefix then
+        return false
+    end
+    if #value == #prefix then
+        return true, nil
+    end
+    if string.byte(value, #prefix + 1) ~= 64 then
+        return false
+    end
+    return true, tonumber(string.sub(value, #prefix + 2))
+end
+
 local function waiterChannel(channelBase, member)
     return channelBase .. ':' .. string.sub(member, 1, -3)
 end
@@ -85,10 +102,11 @@ end
 -- heads are told to come. With lookOnly (the key is still taken a while: holdAtLeast) nothing is granted and
 -- the heads are only told to look again. In liveness mode a dead head is passed over, and an exclusive head leaves
 -- the queue with its grant (a live instance that no longer waits for it would otherwise get it at every release).
+-- grantAbove: the releasing holder's last fencing token (nil or 0: unknown, the claim reads the counter key).
 -- Returns 2 when Redis refused a publish (ACL), else 1; and true when the key was granted to an exclusive head (its
 -- value replaced: a release need not delete it first).
 local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, publishCommand, claimMs, lookOnly,
-        live, entryMs)
+        live, entryMs, grantAbove)
     pruneQueue(queueKey, expiryKey, nowMs)
     local heads
     if live then
@@ -105,7 +123,8 @@ local function wakeQueueHead(lockKey, queueKey, expiryKey, nowMs, channelBase, p
             break
         end
         if exclusiveHead and not lookOnly then
-            redis.call('SET', lockKey, 'queue-grant:' .. member, 'PX', claimMs)
+            local above = (grantAbove and grantAbove > 0) and ('@' .. string.format('%.0f', grantAbove)) or ''
+            redis.call('SET', lockKey, 'queue-grant:' .. member .. above, 'PX', claimMs)
             granted = true
             if live then
                 dequeue(queueKey, expiryKey, member)

@@ -83,7 +83,7 @@ if queuedMode then
     -- with a hold left, the head is only told to look again: its last try saw the whole lease, so it would sleep
     -- past the hold's end (up to its refresh); the next try sees the hold's end and sleeps exactly until then
     local woken, granted = wakeQueueHead(KEYS[1], KEYS[2], KEYS[3], math.floor((nowMicros or serverMicros()) / 1000),
-        ARGV[4], settings.publish, settings.claimMs, keepMs > 0, settings.live, settings.entryMs)
+        ARGV[4], settings.publish, settings.claimMs, keepMs > 0, settings.live, settings.entryMs, last)
     if not granted and keepMs == 0 then
         redis.call('DEL', KEYS[1]) -- not granted to a head (whose grant replaced the value): free
     end

@@ -25,7 +25,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
         redis.pcall(publishCommand, ARGV[4], '1')
     end
 end
-if redis.call('GET', KEYS[2]) == 'queue-grant:' .. ARGV[1] .. '|W' then
+if grantedTo(redis.call('GET', KEYS[2]), ARGV[1] .. '|W') then
     redis.call('DEL', KEYS[2])
     took = 1
 end
