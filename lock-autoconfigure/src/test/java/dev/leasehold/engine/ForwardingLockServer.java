@@ -61,6 +61,11 @@ public abstract class ForwardingLockServer implements LockServer {
     }
 
     @Override
+    public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId, long boundMillis) {
+        return real.lookWhileQueued(keys, waiterId, boundMillis);
+    }
+
+    @Override
     public CompletableFuture<Void> keepAlive(String livenessKey, long millis) {
         return real.keepAlive(livenessKey, millis);
     }

@@ -134,6 +134,60 @@ class QueueLivenessTest extends EveryServerEngineTest {
         pool.shutdown();
     }
 
+    /**
+     * A head behind a long hold looks between its tries with two reads (LockServer#lookWhileQueued) while the expiry
+     * its last try gave its queue entry still covers the sleep after the look with a third of the entry timeout to
+     * spare: here (refresh 300 ms, entry timeout 900 ms) a try, then two looks, then a try. It keeps its place (its
+     * entry, with its arrival, is never dropped and joined again) and is granted the key at the release, by the
+     * release's message.
+     */
+    @Test
+    void aHeadBehindALongHoldLooksBetweenItsTriesAndKeepsItsPlace() throws Exception {
+        DefaultLockEngine holder = fixture.engine();
+        LockHandle held = holder.lock("looked-at", Duration.ZERO);
+        FairQueue timing = new FairQueue(Duration.ofMillis(900), Duration.ofMillis(600), Duration.ofMillis(300), 16);
+        LockServer server = ((ScriptedLockServer) fixture.server("lock:")).fairQueue(timing);
+        java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger looks = new java.util.concurrent.atomic.AtomicInteger();
+        LockServer counting = fixture.track(new ForwardingLockServer(server) {
+            @Override
+            public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
+                    long writerWaitingMillis, String waiterId, QueueTry queueTry) {
+                tries.incrementAndGet();
+                return real.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, queueTry);
+            }
+
+            @Override
+            public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId, long boundMillis) {
+                looks.incrementAndGet();
+                return real.lookWhileQueued(keys, waiterId, boundMillis);
+            }
+        });
+        DefaultLockEngine waiting = fixture.engine(counting, EngineFixture.fastSettings().withFairQueue(timing));
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        Future<Long> waiter = pool.submit(() -> {
+            try (LockHandle handle = waiting.lock("looked-at", Duration.ofSeconds(30))) {
+                return handle.fencingToken();
+            }
+        });
+        Await.until(Duration.ofSeconds(10), "the waiter queued", () -> queueLength("looked-at") == 1);
+        String queue = LockKeys.of("lock:", "looked-at").queue();
+        String arrival = redis.server().command("ZRANGE", queue, "0", "-1", "WITHSCORES");
+        tries.set(0);
+        looks.set(0);
+        Await.until(Duration.ofSeconds(20), "ten looks or tries", () -> tries.get() + looks.get() >= 10);
+
+        assertThat(looks.get()).as("looks (tries: %d)", tries.get()).isGreaterThanOrEqualTo(tries.get());
+        assertThat(redis.server().command("ZRANGE", queue, "0", "-1", "WITHSCORES")).as("the same entry, same arrival")
+            .isEqualTo(arrival);
+        long releasedAt = System.nanoTime();
+        held.close();
+        assertThat(waiter.get(10, TimeUnit.SECONDS)).isPositive();
+        assertThat((System.nanoTime() - releasedAt) / 1_000_000).as("ms from the release to the grant, woken by it")
+            .isLessThan(timing.refreshMillis());
+        pool.shutdown();
+    }
+
     private int queueLength(String key) {
         return Integer.parseInt(redis.server().command("ZCARD", LockKeys.of("lock:", key).queue()).trim());
     }

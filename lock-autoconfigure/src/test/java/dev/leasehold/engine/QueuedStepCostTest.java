@@ -57,6 +57,11 @@ class QueuedStepCostTest extends RealRedisEngineTest {
         assertThat(look).as("a queued waiter's look").doesNotContainKeys("exists", "pexpire", "set");
         assertThat(total(look)).as("commands of a queued waiter's look: " + look).isLessThanOrEqualTo(7);
 
+        Map<String, Long> between = counted(() -> server.lookWhileQueued(keys, "waiter-instance", 1_000),
+                refused -> assertThat(refused).as("held by another: sleep").isNotNull());
+        // EVALSHA, GET (holder), PTTL (its lease): nothing written (QueueLooks sends it only while the entry lasts)
+        assertThat(total(between)).as("commands of a look between tries: " + between).isLessThanOrEqualTo(3);
+
         Map<String, Long> release = counted(() -> server.release(keys, LockMode.EXCLUSIVE, "holder"),
                 released -> assertThat(released).isTrue());
         // EVALSHA, GET, TIME, ZRANGEBYSCORE (prune), ZRANGE (head), EXISTS (its liveness), SET (grant), 2 ZREM, PUBLISH
@@ -65,6 +70,8 @@ class QueuedStepCostTest extends RealRedisEngineTest {
 
         assertThat(redis.server().command("GET", "lock:{queued-cost}")).as("the grant carries the holder's last token")
                 .isEqualTo("queue-grant:waiter-instance|W@" + held.reservedThrough());
+        assertThat(await(server.lookWhileQueued(keys, "waiter-instance", 1_000))).as("granted to it: a try claims it")
+                .isNull();
         Map<String, Long> claim = counted(() -> server.acquire(keys, LockMode.EXCLUSIVE, "waiter", 30_000, 0,
                 "waiter-instance", QueueTry.QUEUED), grant -> assertThat(grant.fencingToken())
                         .as("above every token the holder had").isGreaterThan(held.reservedThrough()));

@@ -65,6 +65,11 @@ final class SimConnection extends SimWire implements LockServer {
     }
 
     @Override
+    public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId, long boundMillis) {
+        return send(name + " look " + keys.logicalKey(), () -> redis.look(keys, waiterId + "|W", boundMillis));
+    }
+
+    @Override
     public CompletableFuture<Void> keepAlive(String livenessKey, long millis) {
         return send(name + " keep-alive", () -> {
             redis.keepAlive(livenessKey, millis);

@@ -256,6 +256,19 @@ final class SimRedis {
         return took;
     }
 
+    /**
+     * look.lua: null when the waiter must try (the key free, granted to it, or held quietly), else refused for the
+     * holder's lease, at most {@code boundMillis}; writes nothing.
+     */
+    Grant look(LockKeys keys, String member, long boundMillis) {
+        String value = strings.get(keys.lock());
+        if (value == null || value.startsWith("queue-grant:" + member) || noisyValue(value) != null) {
+            return null;
+        }
+        long ttl = strings.pttl(keys.lock());
+        return ttl < 0 ? null : Grant.refused(Math.max(1, Math.min(ttl, boundMillis)));
+    }
+
     /** keep_alive.lua */
     void keepAlive(String livenessKey, long millis) {
         queue.keepAlive(livenessKey, millis);

@@ -59,6 +59,8 @@ record LockScript(String name, String sha1, byte[] body) {
 
     static final LockScript KEEP_ALIVE = load("keep_alive");
 
+    static final LockScript LOOK = load("look");
+
     static final LockScript RESERVE_FENCES = loadWithQueue("reserve_fences");
 
     static final LockScript INSPECT = loadWithOwner("inspect");

@@ -200,6 +200,16 @@ public abstract class ScriptedLockServer implements LockServer {
             .thenApply(result -> null);
     }
 
+    @Override
+    public CompletableFuture<@Nullable Grant> lookWhileQueued(LockKeys keys, String waiterId, long boundMillis) {
+        if (!queueLiveness()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return this.<Long>eval(LockScript.LOOK, Reply.NUMBER, List.of(keys.lock()),
+                List.of(waiterId + "|W", Long.toString(boundMillis)))
+            .thenApply(sleepMillis -> sleepMillis < 0 ? null : Grant.refused(sleepMillis));
+    }
+
     /** Quorum nodes (counting fence) keep the broadcast wake-up: the queue is per server, not per quorum. */
     @Override
     public boolean queuesWaiters() {

@@ -202,6 +202,18 @@ public interface LockServer extends AutoCloseable {
         return false;
     }
 
+    /**
+     * A look by an exclusive waiter already queued ({@link #queueLiveness() liveness mode}), between the tries that
+     * refresh its queue entry: it reads the key and writes nothing (cheaper than a try), so a waiter sends it only
+     * while its entry's expiry, set by its last try, still covers the sleep that follows. Completes with null when the
+     * waiter must try now (the key is free, granted to it, or held in a way only a try handles; and on a server without
+     * such a look), else with a refusal for the holder's lease, at most {@code boundMillis}.
+     */
+    default CompletableFuture<@org.jspecify.annotations.Nullable Grant> lookWhileQueued(LockKeys keys,
+            String waiterId, long boundMillis) {
+        return CompletableFuture.completedFuture(null);
+    }
+
     /** Writes this instance's liveness key ({@link LockKeys#instancePrefix(String)} + its id) for {@code millis}. */
     default CompletableFuture<Void> keepAlive(String livenessKey, long millis) {
         return CompletableFuture.completedFuture(null);
