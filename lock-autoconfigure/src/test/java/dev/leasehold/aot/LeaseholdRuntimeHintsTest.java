@@ -36,7 +36,7 @@ class LeaseholdRuntimeHintsTest {
         registrars.forEach(registrar -> registrar.registerHints(hints, getClass().getClassLoader()));
 
         for (String script : List.of("acquire_exclusive", "acquire_shared", "release_exclusive", "release_shared",
-                "renew_exclusive", "renew_shared", "is_locked", "queue", "fence", "owner", "withdraw", "reserve_fences")) {
+                "renew_exclusive", "renew_shared", "is_locked", "queue", "fence", "owner", "withdraw", "reserve_fences", "look")) {
             assertThat(RuntimeHintsPredicates.resource().forResource("dev/leasehold/engine/redis/" + script + ".lua"))
                 .as(script).accepts(hints);
         }

@@ -82,6 +82,11 @@ final class ChaosLockServer extends ForwardingLockServer {
     }
 
     @Override
+    public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId) {
+        return through(() -> real.lookWhileQueued(keys, waiterId));
+    }
+
+    @Override
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
         return through(() -> real.renew(keys, mode, token, leaseMillis));
     }

@@ -61,8 +61,8 @@ public abstract class ForwardingLockServer implements LockServer {
     }
 
     @Override
-    public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId, long boundMillis) {
-        return real.lookWhileQueued(keys, waiterId, boundMillis);
+    public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId) {
+        return real.lookWhileQueued(keys, waiterId);
     }
 
     @Override

@@ -158,9 +158,9 @@ class QueueLivenessTest extends EveryServerEngineTest {
             }
 
             @Override
-            public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId, long boundMillis) {
+            public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId) {
                 looks.incrementAndGet();
-                return real.lookWhileQueued(keys, waiterId, boundMillis);
+                return real.lookWhileQueued(keys, waiterId);
             }
         });
         DefaultLockEngine waiting = fixture.engine(counting, EngineFixture.fastSettings().withFairQueue(timing));

@@ -65,8 +65,8 @@ final class SimConnection extends SimWire implements LockServer {
     }
 
     @Override
-    public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId, long boundMillis) {
-        return send(name + " look " + keys.logicalKey(), () -> redis.look(keys, waiterId + "|W", boundMillis));
+    public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId) {
+        return send(name + " look " + keys.logicalKey(), () -> redis.look(keys, waiterId + "|W"));
     }
 
     @Override

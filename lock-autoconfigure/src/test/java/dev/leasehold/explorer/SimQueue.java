@@ -85,8 +85,8 @@ final class SimQueue {
 
     /**
      * Liveness mode: the waiter sleeps at most waitMs, the head at most a refresh interval and each entry behind it a
-     * claim timeout more; its entry
-     * lasts that long plus the entry timeout, the queue keys at least as long, and its instance's liveness key is
+     * claim timeout more; its entry lasts three times that long (the waiter's looks between its tries write nothing)
+     * plus the entry timeout, the queue keys at least as long, and its instance's liveness key is
      * written (not by the look of a waiter already queued, whose instance's heartbeat writes it, unless its entry was
      * gone). Returns the wait.
      */
@@ -97,7 +97,7 @@ final class SimQueue {
         boolean joined = members.putIfAbsent(member, nowMicros) == null;
         int rank = new ArrayList<>(members.keySet()).indexOf(member);
         long wait = Math.min(waitMs, settings.refreshMillis() + settings.claimMillis() * rank);
-        long keepMs = wait + entryMs;
+        long keepMs = 3 * wait + entryMs; // this sleep and the looks' after it (look.lua writes nothing)
         queueExpiries.computeIfAbsent(queueKey, k -> new HashMap<>()).put(member, nowMicros / 1000 + keepMs);
         Long keyExpiry = queueKeyExpiresAtMicros.get(queueKey);
         if (keyExpiry == null || keyExpiry - strings.micros() < keepMs * 1000) {
@@ -107,6 +107,11 @@ final class SimQueue {
             keepAlive(keys.instancePrefix() + instanceOf(member), entryMs);
         }
         return wait;
+    }
+
+    /** ZRANK: the member's place in the queue (0: its head), -1 when it is not queued. */
+    int rank(String queueKey, String member) {
+        return exists(queueKey) ? new ArrayList<>(queues.get(queueKey).keySet()).indexOf(member) : -1;
     }
 
     private static String instanceOf(String member) {

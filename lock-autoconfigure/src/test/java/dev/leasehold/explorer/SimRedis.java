@@ -173,11 +173,9 @@ final class SimRedis {
         boolean quiet = quiet(value, token); // nobody queued since the grant: it stays quiet, no queue to look at
         strings.set(keys.lock(), token + (quiet ? "#" : "@") + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
-        boolean othersQueued = false;
-        if (!quiet && queue.exists(keys.queue())) {
-            // no pruning (reserve_fences.lua): an expired head whose instance is alive only ends the turn early
-            othersQueued = queue.liveHead(keys, strings.micros() / 1000) != null;
-        }
+        // whether anyone is queued (reserve_fences.lua): a dead or expired head only ends the turn early, and the
+        // release that ends it drops that head
+        boolean othersQueued = !quiet && queue.exists(keys.queue());
         return new FenceBlock(granted[0], granted[1], othersQueued);
     }
 
@@ -257,16 +255,18 @@ final class SimRedis {
     }
 
     /**
-     * look.lua: null when the waiter must try (the key free, granted to it, or held quietly), else refused for the
-     * holder's lease, at most {@code boundMillis}; writes nothing.
+     * look.lua: null when the waiter must try (the key free, granted to it, or held quietly, or its entry gone), else
+     * refused for the holder's lease, at most as long as its rank allows; writes nothing.
      */
-    Grant look(LockKeys keys, String member, long boundMillis) {
+    Grant look(LockKeys keys, String member) {
         String value = strings.get(keys.lock());
         if (value == null || value.startsWith("queue-grant:" + member) || noisyValue(value) != null) {
             return null;
         }
+        int rank = queue.rank(keys.queue(), member);
         long ttl = strings.pttl(keys.lock());
-        return ttl < 0 ? null : Grant.refused(Math.max(1, Math.min(ttl, boundMillis)));
+        return rank < 0 || ttl < 0 ? null : Grant.refused(Math.max(1, Math.min(ttl,
+                queueSettings.refreshMillis() + queueSettings.claimMillis() * rank)));
     }
 
     /** keep_alive.lua */

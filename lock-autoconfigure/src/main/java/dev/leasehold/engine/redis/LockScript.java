@@ -25,6 +25,10 @@ record LockScript(String name, String sha1, byte[] body) {
         return of(name, ScriptSource.withQueue(name));
     }
 
+    static LockScript loadWithFence(String name) {
+        return of(name, ScriptSource.withFence(name));
+    }
+
     private static LockScript of(String name, String text) {
         RedisScript<Object> script = RedisScript.of(text);
         return new LockScript(name, script.getSha1(), text.getBytes(StandardCharsets.UTF_8));
@@ -61,7 +65,7 @@ record LockScript(String name, String sha1, byte[] body) {
 
     static final LockScript LOOK = load("look");
 
-    static final LockScript RESERVE_FENCES = loadWithQueue("reserve_fences");
+    static final LockScript RESERVE_FENCES = loadWithFence("reserve_fences");
 
     static final LockScript INSPECT = loadWithOwner("inspect");
 }

@@ -23,6 +23,11 @@ public final class ScriptSource {
         return text("owner") + "\n" + text(name);
     }
 
+    /** A script that grants fencing tokens without the queue's functions: {@code owner.lua} and {@code fence.lua} in front. */
+    static String withFence(String name) {
+        return text("owner") + "\n" + text("fence") + "\n" + text(name);
+    }
+
     /**
      * A script of the fair queue: {@code owner.lua} and {@code fence.lua} in front of its body (or where it says
      * {@code -- @owner.lua and fence.lua}, after a quiet path that defines nothing), and {@code queue.lua} where the body

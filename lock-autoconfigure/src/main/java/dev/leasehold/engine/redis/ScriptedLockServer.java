@@ -201,12 +201,12 @@ public abstract class ScriptedLockServer implements LockServer {
     }
 
     @Override
-    public CompletableFuture<@Nullable Grant> lookWhileQueued(LockKeys keys, String waiterId, long boundMillis) {
+    public CompletableFuture<@Nullable Grant> lookWhileQueued(LockKeys keys, String waiterId) {
         if (!queueLiveness()) {
             return CompletableFuture.completedFuture(null);
         }
-        return this.<Long>eval(LockScript.LOOK, Reply.NUMBER, List.of(keys.lock()),
-                List.of(waiterId + "|W", Long.toString(boundMillis)))
+        return this.<Long>eval(LockScript.LOOK, Reply.NUMBER, List.of(keys.lock(), keys.queue()),
+                List.of(waiterId + "|W", queueText.refreshMillis(), queueText.claimMillis()))
             .thenApply(sleepMillis -> sleepMillis < 0 ? null : Grant.refused(sleepMillis));
     }
 
@@ -224,9 +224,8 @@ public abstract class ScriptedLockServer implements LockServer {
     @Override
     public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
         // a quorum node (counting fence) reserves too: QuorumLockServer takes the block from a majority
-        List<String> scriptKeys = List.of(keys.lock(), keys.fence(), keys.queue(), keys.queueExpiry());
-        List<String> args = List.of(token, Long.toString(leaseMillis), Integer.toString(queue.tokenBlock()), fenceMode(),
-                queueSettings(keys));
+        List<String> scriptKeys = List.of(keys.lock(), keys.fence(), keys.queue());
+        List<String> args = List.of(token, Long.toString(leaseMillis), Integer.toString(queue.tokenBlock()), fenceMode());
         if (!acknowledged()) {
             return this.<List<?>>eval(LockScript.RESERVE_FENCES, Reply.LIST, scriptKeys, args)
                 .thenApply(ScriptReplies::toFenceBlock);

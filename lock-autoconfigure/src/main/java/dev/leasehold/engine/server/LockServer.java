@@ -204,13 +204,15 @@ public interface LockServer extends AutoCloseable {
 
     /**
      * A look by an exclusive waiter already queued ({@link #queueLiveness() liveness mode}), between the tries that
-     * refresh its queue entry: it reads the key and writes nothing (cheaper than a try), so a waiter sends it only
-     * while its entry's expiry, set by its last try, still covers the sleep that follows. Completes with null when the
-     * waiter must try now (the key is free, granted to it, or held in a way only a try handles; and on a server without
-     * such a look), else with a refusal for the holder's lease, at most {@code boundMillis}.
+     * refresh its queue entry: it reads the key and the waiter's rank and writes nothing (cheaper than a try), so a
+     * waiter sends it only while its entry's expiry, set by its last try, still covers the sleep that follows.
+     * Completes with null when the waiter must try now (the key is free, granted to it, or held in a way only a try
+     * handles, or its entry is gone; and on a server without such a look), else with a refusal for as long as a try
+     * would have slept (the holder's lease, at most the refresh interval for the head and a claim timeout more per
+     * entry ahead).
      */
     default CompletableFuture<@org.jspecify.annotations.Nullable Grant> lookWhileQueued(LockKeys keys,
-            String waiterId, long boundMillis) {
+            String waiterId) {
         return CompletableFuture.completedFuture(null);
     }
 

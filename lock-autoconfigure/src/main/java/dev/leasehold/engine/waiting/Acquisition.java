@@ -319,7 +319,7 @@ final class Acquisition {
         releases.beforeTry();
         CompletableFuture<@Nullable Grant> answer;
         try {
-            answer = context.server.lookWhileQueued(keys, waiterId, looks.boundMillis());
+            answer = context.server.lookWhileQueued(keys, waiterId);
         }
         catch (RuntimeException ex) {
             answer = CompletableFuture.failedFuture(ex);

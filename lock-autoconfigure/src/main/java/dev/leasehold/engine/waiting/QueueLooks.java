@@ -5,15 +5,18 @@ import java.util.concurrent.TimeUnit;
 import dev.leasehold.engine.server.LockServer;
 
 /**
- * When a queued exclusive waiter may look with {@link LockServer#lookWhileQueued} (two reads) instead of a try (seven
- * commands) after a sleep, in liveness mode: a try that keeps or takes a place in the queue keeps the entry for the
- * sleep it answers plus the entry timeout; a look writes nothing, so it is sent only while that expiry still covers
- * the sleep after it with a third of the entry timeout to spare (a waiter woken late, its thread descheduled, still
- * finds its entry). With the defaults (refresh 1 s, entry timeout 3 s) a head behind a long hold tries once and then
- * looks twice. Only after a sleep that no release message ended: a message means a grant or a turn, which only a try
+ * When a queued exclusive waiter may look with {@link LockServer#lookWhileQueued} (four commands, reads only) instead
+ * of a try (seven, writes) after a sleep, in liveness mode: a try that keeps or takes a place in the queue keeps the
+ * entry for three times the sleep it answers plus the entry timeout; a look writes nothing, so it is sent only while
+ * that expiry still covers the sleep after it with a third of the entry timeout to spare (a waiter woken late, its
+ * thread descheduled, still finds its entry). With the defaults (refresh 1 s, claim and entry timeouts 3 s) a head
+ * behind a long hold tries once and then looks four times; the next in line (4 s sleeps) looks twice. Only after a sleep that no release message ended: a message means a grant or a turn, which only a try
  * takes. One per acquisition, used on its steps only (not thread-safe).
  */
 final class QueueLooks {
+
+    /** How many sleeps a try keeps its queue entry for (queue.lua's LOOKS_PER_TRY_PLUS_ONE). */
+    static final int SLEEPS_KEPT = 3;
 
     private final boolean enabled;
 
@@ -32,11 +35,11 @@ final class QueueLooks {
 
     /**
      * A try sent at {@code sentAtNanos} was refused and kept the waiter in the queue: Redis keeps its entry at least
-     * {@code sleepMillis} plus the entry timeout from then (it ran after the try was sent).
+     * three times {@code sleepMillis} plus the entry timeout from then (it ran after the try was sent; queue.lua).
      */
     void tried(long sentAtNanos, long sleepMillis) {
         if (enabled) {
-            coveredUntil = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(sleepMillis) + entryNanos;
+            coveredUntil = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(SLEEPS_KEPT * sleepMillis) + entryNanos;
             boundMillis = sleepMillis;
         }
     }

@@ -1,13 +1,9 @@
 -- Reserves the next block of fencing tokens for hand-offs inside the holder's JVM, and renews its lease,
--- only if the token still owns the lock. (owner.lua and fence.lua are put in front.)
--- KEYS[1] lock   KEYS[2] fencing counter   KEYS[3] queue of waiting instances   KEYS[4] their expiries
+-- only if the token still owns the lock. (owner.lua and fence.lua are put in front; none of queue.lua's functions.)
+-- KEYS[1] lock   KEYS[2] fencing counter   KEYS[3] queue of waiting instances
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] block size   ARGV[4] fencing rule (fence.lua's fenceRule)
--- ARGV[5] the queue's settings (queue.lua's queueSettings; the liveness prefix and the entry lifetime are read, only
---         when someone queues)
 -- Returns {1, first token, last token, 1 when other instances queue for the key else 0}, or {0} when the
 -- token no longer owns the lock.
-
--- @queue.lua
 
 local last, quiet = ownersLastFence(redis.call('GET', KEYS[1]), ARGV[1])
 if not last then
@@ -22,10 +18,9 @@ local grant = grantFence(KEYS[2], lease, tonumber(ARGV[3]), fenceRule(ARGV[4]), 
 redis.call('SET', KEYS[1], lockValue(ARGV[1], grant[3], quiet), 'PX', lease)
 local othersQueued = 0
 if not quiet then
-    -- (no EXISTS first: a noisy value means someone queued since the grant, and usually still does; no pruning
-    -- either: an expired head whose instance is alive only ends this turn early, and the release prunes it)
-    local nowMs = math.floor(serverMicros() / 1000)
-    local settings = queueSettings(ARGV[5])
-    othersQueued = liveHead(KEYS[3], KEYS[4], nowMs, settings.live, settings.entryMs) and 1 or 0
+    -- whether anyone is queued, not whether the head is alive or its entry expired: such a head only ends this turn
+    -- early, and the release that ends it drops the head (queue.lua's wakeQueueHead prunes, and passes over a head
+    -- whose instance is gone)
+    othersQueued = redis.call('EXISTS', KEYS[3])
 end
 return {1, grant[2], grant[3], othersQueued}
