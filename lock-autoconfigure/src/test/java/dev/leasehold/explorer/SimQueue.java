@@ -97,7 +97,8 @@ final class SimQueue {
         boolean joined = members.putIfAbsent(member, nowMicros) == null;
         int rank = new ArrayList<>(members.keySet()).indexOf(member);
         long wait = Math.min(waitMs, settings.refreshMillis() + settings.claimMillis() * rank);
-        long keepMs = 3 * wait + entryMs; // this sleep and the looks' after it (look.lua writes nothing)
+        // a writer's entry: this sleep and the looks' after it (look.lua writes nothing); readers are not simulated
+        long keepMs = (member.endsWith("|W") ? 3 : 1) * wait + entryMs;
         queueExpiries.computeIfAbsent(queueKey, k -> new HashMap<>()).put(member, nowMicros / 1000 + keepMs);
         Long keyExpiry = queueKeyExpiresAtMicros.get(queueKey);
         if (keyExpiry == null || keyExpiry - strings.micros() < keepMs * 1000) {

@@ -5,8 +5,8 @@
 -- * per entry (a Redis Cluster, where a script touches one slot only): every try refreshes the entry for the entry
 --   timeout, and a waiter tries at least every refresh interval;
 -- * liveness (one server: standalone or Sentinel; 'live' is the prefix of the instances' liveness keys,
---   '<prefix><waiter id>'): an entry lasts three times as long as its waiter sleeps (it looks between its tries
---   with look.lua, which writes nothing) plus the entry timeout, and each waiting
+--   '<prefix><waiter id>'): an entry lasts as long as its waiter sleeps (a writer's three times as long: it looks
+--   between its tries with look.lua, which writes nothing) plus the entry timeout, and each waiting
 --   instance writes one liveness key per refresh interval, whatever the number of its entries; a head whose
 --   instance wrote none within the entry timeout is dropped when its turn would come. A waiter then sleeps until
 --   the holder's lease end (or its wake-up), but the head at most a refresh interval and each entry behind it a
@@ -29,7 +29,8 @@ end
 -- may sleep (waitMs at most) before its next try must refresh the entry. lookOfQueued: a later try of a waiter already
 -- queued, whose instance's heartbeat keeps its liveness key (WaitContext): the key is written only when the entry
 -- was gone (it joins again)
--- (liveness mode) how many sleeps a try keeps a queue entry for: its own, and the looks' after it (QueueLooks)
+-- (liveness mode) how many sleeps a writer's try keeps its queue entry for: its own, and the looks' after it
+-- (QueueLooks)
 local LOOKS_PER_TRY_PLUS_ONE = 3
 
 local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs, waitMs, live, claimMs, refreshMs,
@@ -49,9 +50,12 @@ local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs, waitMs, 
     -- the head looks again within a refresh interval (a key lost with a failover stands free no longer), each entry
     -- further back a claim timeout later: after a grant its head never claimed, the next one looks
     waitMs = math.min(waitMs, refreshMs + claimMs * (rank or redis.call('ZRANK', queueKey, member)))
-    -- the entry lasts through this sleep and two more, plus the entry timeout: the waiter's looks between its tries
-    -- (look.lua) write nothing. A crashed instance's entries still go as soon as its liveness key is gone.
-    local keepMs = LOOKS_PER_TRY_PLUS_ONE * waitMs + entryMs
+    -- an exclusive entry lasts through this sleep and two more, plus the entry timeout: its waiter's looks between
+    -- its tries (look.lua) write nothing. A crashed instance's entries still go as soon as its liveness key is gone.
+    -- A reader's entry lasts one sleep (readers do not look; a reader's entry at the head holds writers back until
+    -- it is taken, withdrawn or expired)
+    local sleeps = string.sub(member, -2) == '|W' and LOOKS_PER_TRY_PLUS_ONE or 1
+    local keepMs = sleeps * waitMs + entryMs
     redis.call('ZADD', expiryKey, nowMs + keepMs, member)
     -- the keys outlive every entry's expiry (never shortened here: others may sleep longer), with slack: a head
     -- looks again every refresh interval, and extending them at each look was two commands a look
