@@ -59,7 +59,7 @@ class QueuedStepCostTest extends RealRedisEngineTest {
 
         Map<String, Long> between = counted(() -> server.lookWhileQueued(keys, "waiter-instance"),
                 refused -> assertThat(refused).as("held by another: sleep").isNotNull());
-        // EVALSHA, GET (holder), ZRANK, PTTL (its lease): nothing written (QueueLooks sends it only while the entry lasts)
+        // EVALSHA, GET (holder), ZRANK, PTTL (its lease): nothing written (BetweenTries sends it only while the entry lasts)
         assertThat(total(between)).as("commands of a look between tries: " + between).isLessThanOrEqualTo(4);
 
         Map<String, Long> release = counted(() -> server.release(keys, LockMode.EXCLUSIVE, "holder"),

@@ -91,7 +91,7 @@ final class Acquisition {
     private long writerWaitingMillis;
     private boolean leftSomethingBehind;
     private final TryFailures failures = new TryFailures();
-    private final QueueLooks looks;
+    private final BetweenTries betweenTries;
 
     /** Whether it succeeded or ended: a step that fails after that must not give anything back twice. */
     private volatile boolean done;
@@ -114,13 +114,13 @@ final class Acquisition {
         this.takeOverMode = mode != LockMode.READ && renewed ? mode : null;
         this.waiterId = context.tokens.instanceId();
         this.queues = context.server.queuesWaiters();
-        this.looks = new QueueLooks(queues && mode != LockMode.READ && context.server.queueLiveness(),
-                context.settings.fairQueue().entryMillis());
         // the channel's name is made only once a try was refused (most acquisitions never wait)
         this.releases = new ReleaseWatch(context.signals,
                 () -> queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel());
         // steps run on the blocking caller's own thread (CallerThreadSteps), or the engine's wait thread
         this.waits = new Waits(context, this::stopping, steps, this::failed);
+        this.betweenTries = new BetweenTries(context, keys, waiterId, mode != LockMode.READ, deadline, releases, waits,
+                this::stopping, this::attempt);
         this.line = context.lines.join(keys.logicalKey());
         this.attempt = context.observer.waitStarted(keys.logicalKey(), mode); // on the caller's thread
     }
@@ -260,13 +260,13 @@ final class Acquisition {
         leftSomethingBehind |= writerWaitingMillis > 0 || joinedQueue;
         if (grant == null) {
             lastTry = QueueTry.NONE;
-            looks.forget();
+            betweenTries.forget();
         }
         else if (joinedQueue) {
-            looks.tried(sentAt, grant.blockedForMillis());
+            betweenTries.triedInQueue(sentAt, grant.blockedForMillis());
         }
         else {
-            looks.forget();
+            betweenTries.forget();
         }
         if (stopping()) {
             stop();
@@ -307,62 +307,8 @@ final class Acquisition {
         return Math.min(context.settings.redisTimeout().toNanos(), deadline - EngineClock.nanoTime());
     }
 
-    /**
-     * A queued waiter's look between its tries (QueueLooks): refused, it sleeps again; the key free or granted to it,
-     * or no answer, it tries.
-     */
-    private void look() {
-        if (stopping() || releases.lapsed()) {
-            attempt();
-            return;
-        }
-        releases.beforeTry();
-        CompletableFuture<@Nullable Grant> answer;
-        try {
-            answer = context.server.lookWhileQueued(keys, waiterId);
-        }
-        catch (RuntimeException ex) {
-            answer = CompletableFuture.failedFuture(ex);
-        }
-        CompletableFuture<@Nullable Grant> sent = answer;
-        then(waits.untilReply(sent, context.settings.redisTimeout().toNanos()), () -> {
-            Grant refused = sent.isDone() && !sent.isCompletedExceptionally() ? sent.join() : null;
-            if (refused == null || stopping()) {
-                attempt();
-            }
-            else {
-                sleep(refused, true);
-            }
-        });
-    }
-
     private void sleep(Grant refused) {
-        sleep(refused, lastTry == QueueTry.QUEUED);
-    }
-
-    /** wroteNoLiveness: what put it to sleep (a look, or a try of a waiter already queued) left the heartbeat to it. */
-    private void sleep(Grant refused, boolean wroteNoLiveness) {
-        long leftNanos = deadline - EngineClock.nanoTime();
-        // per entry (a Cluster), the next try refreshes it; with liveness the heartbeat does, as long as the script said
-        boolean refreshes = queues && !context.server.queueLiveness();
-        long waitNanos = Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(refreshes
-                ? Math.min(refused.blockedForMillis(), context.settings.fairQueue().refreshMillis())
-                : refused.blockedForMillis()));
-        context.sleeping.incrementAndGet();
-        if (queues && !refreshes) {
-            context.sleepingInQueue(wroteNoLiveness);
-        }
-        // no message: the holder's lease may have ended; look again
-        CompletableFuture<Void> release = releases.release();
-        then(until(release, releases.sleepNanos(waitNanos)), () -> {
-            context.sleeping.decrementAndGet();
-            if ((release == null || !release.isDone()) && looks.mayLook(EngineClock.nanoTime())) {
-                look();
-            }
-            else {
-                attempt();
-            }
-        });
+        betweenTries.sleep(refused, lastTry == QueueTry.QUEUED);
     }
 
     private CompletableFuture<Void> until(@Nullable CompletableFuture<?> event, long timeoutNanos) {

@@ -1,7 +1,7 @@
 -- A look by a waiter already queued (liveness mode, one server), between the tries that refresh its queue entry: it
 -- reads and writes nothing else, so it costs four commands instead of a try's seven. The waiter sends it only while
 -- the expiry its last try gave its entry (queue.lua's enqueue: that try's sleep and two more, plus the entry timeout)
--- still covers the sleep that follows (QueueLooks).
+-- still covers the sleep that follows (BetweenTries).
 -- KEYS[1] lock   KEYS[2] queue of waiting instances
 -- ARGV[1] the waiter's queue member ('<waiter id>|W')   ARGV[2] refresh ms   ARGV[3] claim ms
 -- Returns -1 when the waiter must try now: the key is free, granted to it (a lost wake-up), or held quietly (its

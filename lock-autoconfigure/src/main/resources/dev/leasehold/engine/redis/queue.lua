@@ -30,7 +30,7 @@ end
 -- queued, whose instance's heartbeat keeps its liveness key (WaitContext): the key is written only when the entry
 -- was gone (it joins again)
 -- (liveness mode) how many sleeps a writer's try keeps its queue entry for: its own, and the looks' after it
--- (QueueLooks)
+-- (BetweenTries)
 local LOOKS_PER_TRY_PLUS_ONE = 3
 
 local function enqueue(queueKey, expiryKey, member, nowMicros, entryMs, waitMs, live, claimMs, refreshMs,
