@@ -86,9 +86,12 @@ final class BetweenTries {
         coveredUntil = 0;
     }
 
-    /** Whether the look at {@code nowNanos} may be a look rather than a try. */
+    /**
+     * Whether the look at {@code nowNanos} may be a look rather than a try: not once the deadline passed (the last
+     * try says how the wait ends; a look would only put it to sleep for no time, again and again).
+     */
     private boolean mayLook(long nowNanos) {
-        return coveredUntil != 0
+        return coveredUntil != 0 && deadline - nowNanos > 0
                 && nowNanos + TimeUnit.MILLISECONDS.toNanos(boundMillis) + entryNanos / 3 - coveredUntil <= 0;
     }
 
@@ -137,7 +140,7 @@ final class BetweenTries {
         CompletableFuture<@Nullable Grant> sent = answer;
         waits.then(waits.untilReply(sent, context.settings.redisTimeout().toNanos()), () -> {
             Grant refused = sent.isDone() && !sent.isCompletedExceptionally() ? sent.join() : null;
-            if (refused == null || stopping.getAsBoolean()) {
+            if (refused == null || stopping.getAsBoolean() || deadline - EngineClock.nanoTime() <= 0) {
                 tryAgain.run();
             }
             else {
