@@ -12,20 +12,7 @@ final class QuorumAcquire extends CompletableFuture<Grant> {
 
     final Round<Grant> round;
 
-    private QuorumAcquire(Round<Grant> round) {
+    QuorumAcquire(Round<Grant> round) {
         this.round = round;
-    }
-
-    static QuorumAcquire of(Round<Grant> round, CompletableFuture<Grant> decided) {
-        QuorumAcquire reply = new QuorumAcquire(round);
-        decided.whenComplete((grant, error) -> {
-            if (error != null) {
-                reply.completeExceptionally(error);
-            }
-            else {
-                reply.complete(grant);
-            }
-        });
-        return reply;
     }
 }

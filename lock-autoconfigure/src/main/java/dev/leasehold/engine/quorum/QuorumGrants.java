@@ -33,6 +33,9 @@ final class QuorumGrants {
 
     private final LongUnaryOperator driftMillis;
 
+    /** Made once, not per acquire. */
+    private final Predicate<List<Reply<Grant>>> decided = this::decided;
+
     QuorumGrants(List<QuorumNode> nodes, int majority, long stepTimeoutNanos, CoarseTimeouts timeouts, LongUnaryOperator driftMillis) {
         this.timeouts = timeouts;
         this.nodes = nodes;
@@ -47,48 +50,104 @@ final class QuorumGrants {
         long startedAt = EngineClock.nanoTime();
         Round<Grant> round = Round.send(timeouts, nodes,
                 node -> node.server().acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId),
-                stepTimeoutNanos,
-                replies -> Replies.count(replies, QuorumGrants::grantedHere) >= majority
-                        || replies.size() - Replies.count(replies, QuorumGrants::grantedHere) > nodes.size() - majority);
-        // each node's answer counts in its metrics when it comes, also after the round was decided without it
-        for (int i = 0; i < nodes.size(); i++) {
-            QuorumNode node = nodes.get(i);
-            round.calls().get(i).thenAccept(grant -> {
-                if (grant.granted()) {
-                    node.granted();
+                stepTimeoutNanos, decided, QuorumGrants::countInMetrics);
+        QuorumAcquire reply = new QuorumAcquire(round);
+        // the usual outcome (granted, counters in agreement) completes the reply right where the round was decided:
+        // no stage in between, no stream, no list of the granting replies
+        round.outcome().whenComplete((replies, error) -> {
+            CompletableFuture<Grant> grant;
+            try {
+                grant = decide(round, replies, keys, mode, token, leaseMillis, startedAt);
+            }
+            catch (RuntimeException ex) {
+                grant = CompletableFuture.failedFuture(ex);
+            }
+            grant.whenComplete((granted, failure) -> {
+                if (failure != null) {
+                    reply.completeExceptionally(failure);
                 }
                 else {
-                    node.refused();
+                    reply.complete(granted);
                 }
             });
+        });
+        return reply;
+    }
+
+    /** Whether the acquire's outcome is known: a majority granted, or too many did not for a majority to be left. */
+    private boolean decided(List<Reply<Grant>> replies) {
+        int granted = countGranted(replies);
+        return granted >= majority || replies.size() - granted > nodes.size() - majority;
+    }
+
+    /** Each node's answer counts in its metrics when it comes, also after the round was decided without it. */
+    private static void countInMetrics(Reply<Grant> reply) {
+        Grant grant = reply.value();
+        if (grant == null) {
+            return; // an error: the round counts it as one
         }
-        return QuorumAcquire.of(round, round.outcome().thenCompose(replies -> {
-            List<Reply<Grant>> granted = replies.stream().filter(QuorumGrants::grantedHere).toList();
-            if (granted.size() < majority) {
+        if (grant.granted()) {
+            reply.node().granted();
+        }
+        else {
+            reply.node().refused();
+        }
+    }
+
+    private CompletableFuture<Grant> decide(Round<Grant> round, List<Reply<Grant>> replies, LockKeys keys,
+            LockMode mode, String token, long leaseMillis, long startedAt) {
+        int granted = countGranted(replies);
+        if (granted < majority) {
+            releaseEverywhere(round, keys, mode, token);
+            return notGranted(replies, granted);
+        }
+        long fence = highestGranted(replies);
+        raiseLateGrants(keys, round, replies, fence);
+        int known = 0;
+        for (Reply<Grant> reply : replies) {
+            if (grantedHere(reply) && reply.answer().fencingToken() == fence) {
+                known++;
+            }
+        }
+        if (known >= majority) {
+            // the counters agree: the majority that granted already stores the token
+            return valid(round, keys, mode, token, leaseMillis, startedAt, fence);
+        }
+        List<Reply<Grant>> grantedReplies = replies.stream().filter(QuorumGrants::grantedHere).toList();
+        return makeKnown(keys, grantedReplies, fence, known, startedAt).thenCompose(ok -> {
+            if (!ok) {
                 releaseEverywhere(round, keys, mode, token);
-                return notGranted(replies, granted.size());
+                return CompletableFuture.failedFuture(new QuorumUnavailableException("Fencing token " + fence
+                        + " of '" + keys.logicalKey() + "' could not be stored on " + majority + " of "
+                        + nodes.size() + " Redis servers in time"));
             }
-            long fence = granted.stream().mapToLong(reply -> reply.answer().fencingToken()).max().orElseThrow();
-            raiseLateGrants(keys, round, replies, fence);
-            long known = granted.stream().filter(reply -> reply.answer().fencingToken() == fence).count();
-            if (known >= majority) {
-                // the counters agree: the majority that granted already stores the token
-                return valid(round, keys, mode, token, leaseMillis, startedAt, fence);
-            }
-            return makeKnown(keys, granted, fence, (int) known, startedAt).thenCompose(ok -> {
-                if (!ok) {
-                    releaseEverywhere(round, keys, mode, token);
-                    return CompletableFuture.failedFuture(new QuorumUnavailableException("Fencing token " + fence
-                            + " of '" + keys.logicalKey() + "' could not be stored on " + majority + " of "
-                            + nodes.size() + " Redis servers in time"));
-                }
-                return valid(round, keys, mode, token, leaseMillis, startedAt, fence);
-            });
-        }));
+            return valid(round, keys, mode, token, leaseMillis, startedAt, fence);
+        });
     }
 
     private static boolean grantedHere(Reply<Grant> reply) {
         return reply.ok() && reply.counted() && reply.answer().granted();
+    }
+
+    /** The token of the grant: the highest a counted node granted (the round has a majority of them). */
+    private static long highestGranted(List<Reply<Grant>> replies) {
+        long highest = Long.MIN_VALUE;
+        for (Reply<Grant> reply : replies) {
+            if (grantedHere(reply)) {
+                highest = Math.max(highest, reply.answer().fencingToken());
+            }
+        }
+        return highest;
+    }
+
+    private static int countGranted(List<Reply<Grant>> replies) {
+        int granted = 0;
+        for (Reply<Grant> reply : replies) {
+            if (grantedHere(reply)) {
+                granted++;
+            }
+        }
+        return granted;
     }
 
     /** One round trip: raise the counters of the granting nodes that answered less than the token. */
@@ -119,8 +178,7 @@ final class QuorumGrants {
     private void raiseLateGrants(LockKeys keys, Round<Grant> round, List<Reply<Grant>> decided, long fence) {
         for (int i = 0; i < nodes.size(); i++) {
             QuorumNode node = nodes.get(i);
-            boolean counted = decided.stream().anyMatch(reply -> reply.node() == node && grantedHere(reply));
-            if (!counted) {
+            if (!grantedBy(decided, node)) {
                 // a call that timed out may still run on its node: the raise goes on the same connection
                 // after it, so it lands after the late acquire and leaves that counter in agreement too
                 round.calls().get(i).whenComplete((grant, error) -> {
@@ -130,6 +188,15 @@ final class QuorumGrants {
                 });
             }
         }
+    }
+
+    private static boolean grantedBy(List<Reply<Grant>> replies, QuorumNode node) {
+        for (Reply<Grant> reply : replies) {
+            if (reply.node() == node && grantedHere(reply)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Granted only if time is left on the lease after the round trips and the drift allowance. */

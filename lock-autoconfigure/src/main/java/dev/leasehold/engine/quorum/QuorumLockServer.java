@@ -206,19 +206,18 @@ public class QuorumLockServer implements LockServer {
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
         // LockHandle#extend renews to any lease: a restarted node must wait for that one too (before it is sent)
         usedLease(leaseMillis);
-        return vote(node -> node.server().renew(keys, mode, token, leaseMillis), true, "renew '" + keys.logicalKey() + "'");
+        return vote(node -> node.server().renew(keys, mode, token, leaseMillis), true, "renew %s", keys);
     }
 
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
-        return vote(node -> node.server().release(keys, mode, token), false, "release '" + keys.logicalKey() + "'");
+        return vote(node -> node.server().release(keys, mode, token), false, "release %s", keys);
     }
 
     /** A holdAtLeast release: every node keeps the key for the time left, like a single server does. */
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
-        return vote(node -> node.server().release(keys, mode, token, keepMillis), false,
-                "release '" + keys.logicalKey() + "'");
+        return vote(node -> node.server().release(keys, mode, token, keepMillis), false, "release %s", keys);
     }
 
     /** Best effort on every node: true when any node removed the writer's mark. */
@@ -231,20 +230,20 @@ public class QuorumLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Boolean> isLocked(LockKeys keys) {
-        return vote(node -> node.server().isLocked(keys), false, "ask whether '" + keys.logicalKey() + "' is locked");
+        return vote(node -> node.server().isLocked(keys), false, "ask whether %s is locked", keys);
     }
 
     /**
      * A yes/no step on every node: true when a majority said yes, false when a majority said no; when
      * neither (too few answered), it fails.
      * @param countedOnly whether only counted nodes' yes counts (renewals: a restarted node proves nothing)
+     * @param what what the step does, {@code %s} for the key, for the message of a failure (built only then)
      */
     private CompletableFuture<Boolean> vote(java.util.function.Function<QuorumNode, CompletableFuture<Boolean>> step,
-            boolean countedOnly, String what) {
-        Predicate<Reply<Boolean>> yes = reply -> reply.ok() && reply.answer() && (reply.counted() || !countedOnly);
-        Predicate<Reply<Boolean>> no = reply -> reply.ok() && !reply.answer() && (reply.counted() || !countedOnly);
-        return Round.send(timeouts, nodes, step, stepTimeoutNanos,
-                replies -> Replies.count(replies, yes) >= majority || Replies.count(replies, no) > nodes.size() - majority)
+            boolean countedOnly, String what, LockKeys keys) {
+        Predicate<Reply<Boolean>> yes = countedOnly ? QuorumLockServer::countedYes : QuorumLockServer::anyYes;
+        Predicate<Reply<Boolean>> no = countedOnly ? QuorumLockServer::countedNo : QuorumLockServer::anyNo;
+        return Round.send(timeouts, nodes, step, stepTimeoutNanos, countedOnly ? countedVoteDecided : voteDecided)
             .outcome()
             .thenCompose(replies -> {
                 if (Replies.count(replies, yes) >= majority) {
@@ -253,9 +252,47 @@ public class QuorumLockServer implements LockServer {
                 if (Replies.count(replies, no) > nodes.size() - majority) {
                     return CompletableFuture.completedFuture(false);
                 }
-                return CompletableFuture.failedFuture(new QuorumUnavailableException("Could not " + what
-                        + " on " + majority + " of " + nodes.size() + " Redis servers: " + Replies.describe(nodes, replies)));
+                return CompletableFuture.failedFuture(new QuorumUnavailableException("Could not "
+                        + what.formatted("'" + keys.logicalKey() + "'") + " on " + majority + " of " + nodes.size() + " Redis servers: "
+                        + Replies.describe(nodes, replies)));
             });
+    }
+
+    /** Whether a vote's outcome is known (made once each, not per step). */
+    private final Predicate<List<Reply<Boolean>>> voteDecided = replies -> voteDecided(replies, false);
+
+    private final Predicate<List<Reply<Boolean>>> countedVoteDecided = replies -> voteDecided(replies, true);
+
+    private boolean voteDecided(List<Reply<Boolean>> replies, boolean countedOnly) {
+        int yes = 0;
+        int no = 0;
+        for (Reply<Boolean> reply : replies) {
+            if (reply.ok() && (reply.counted() || !countedOnly)) {
+                if (reply.answer()) {
+                    yes++;
+                }
+                else {
+                    no++;
+                }
+            }
+        }
+        return yes >= majority || no > nodes.size() - majority;
+    }
+
+    private static boolean anyYes(Reply<Boolean> reply) {
+        return reply.ok() && reply.answer();
+    }
+
+    private static boolean anyNo(Reply<Boolean> reply) {
+        return reply.ok() && !reply.answer();
+    }
+
+    private static boolean countedYes(Reply<Boolean> reply) {
+        return anyYes(reply) && reply.counted();
+    }
+
+    private static boolean countedNo(Reply<Boolean> reply) {
+        return anyNo(reply) && reply.counted();
     }
 
     /**

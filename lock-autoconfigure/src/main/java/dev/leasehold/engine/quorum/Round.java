@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
@@ -50,6 +51,16 @@ final class Round<T> {
 
     static <T> Round<T> send(CoarseTimeouts timeouts, List<QuorumNode> nodes,
             Function<QuorumNode, CompletableFuture<T>> step, long timeoutNanos, Predicate<List<Reply<T>>> decided) {
+        return send(timeouts, nodes, step, timeoutNanos, decided, null);
+    }
+
+    /**
+     * @param observer told of every node's reply as it comes, also after the round was decided (metrics): in the
+     * callback the round registers anyway, not in one more completion stage per node
+     */
+    static <T> Round<T> send(CoarseTimeouts timeouts, List<QuorumNode> nodes,
+            Function<QuorumNode, CompletableFuture<T>> step, long timeoutNanos, Predicate<List<Reply<T>>> decided,
+            @Nullable Consumer<Reply<T>> observer) {
         Round<T> round = new Round<>(nodes.size(), decided);
         for (QuorumNode node : nodes) {
             CompletableFuture<T> call;
@@ -73,7 +84,16 @@ final class Round<T> {
                 // an error reply is an answer (an ACL rule, say); a timeout or no connection is not
                 node.answered(error == null || (unwrap(error) instanceof LockServerException ex
                         && ex.kind() == LockServerException.Kind.REFUSED));
-                round.add(new Reply<>(node, value, error != null ? unwrap(error) : null, node.counts()));
+                Reply<T> reply = new Reply<>(node, value, error != null ? unwrap(error) : null, node.counts());
+                if (observer != null) {
+                    try {
+                        observer.accept(reply);
+                    }
+                    catch (RuntimeException ex) {
+                        // what observes the replies (metrics) never keeps a reply from counting
+                    }
+                }
+                round.add(reply);
             });
         }
         return round;

@@ -45,16 +45,23 @@ final class LettuceScripts {
         catch (RuntimeException ex) {
             return CompletableFuture.failedFuture(translate(ex));
         }
+        // one stage on the usual path (a reply), not one per kind of failure: every call of every step goes through it
         return sent.exceptionallyCompose(ex -> {
             if (!isNoScript(ex)) {
-                return CompletableFuture.<T>failedFuture(ex);
+                return CompletableFuture.<T>failedFuture(translate(ex));
             }
             if (cached != null) {
                 cached.complete(false);
             }
-            return (CompletableFuture<T>) commands.eval(script.body(), type, keyBytes, argBytes).toCompletableFuture();
-        })
-            .exceptionallyCompose(ex -> CompletableFuture.failedFuture(translate(ex)));
+            CompletableFuture<T> fallback;
+            try {
+                fallback = (CompletableFuture<T>) commands.eval(script.body(), type, keyBytes, argBytes).toCompletableFuture();
+            }
+            catch (RuntimeException dispatch) {
+                return CompletableFuture.<T>failedFuture(translate(dispatch));
+            }
+            return fallback.exceptionallyCompose(error -> CompletableFuture.<T>failedFuture(translate(error)));
+        });
     }
 
     /** Says what happened in the engine's terms: whether the command may still run decides a take-back. */

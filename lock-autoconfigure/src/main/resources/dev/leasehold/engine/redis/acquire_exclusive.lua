@@ -29,6 +29,17 @@ if uncontendedChecked and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5
     redis.call('SET', KEYS[1], ARGV[1] .. '#' .. string.format('%d', last), 'PX', ARGV[2])
     return {1, now, last}
 end
+-- the same in quorum mode (the counting rule without retention, fence.lua's countFence): nothing there, so the
+-- node's counter moves on by the block and the grant is recorded in the '@' form (a quorum node's release publishes
+-- anyway), before any function is defined
+if ARGV[3] == 'count' and not alreadyQueued
+        and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[5]) == 0 then
+    local block = tonumber(ARGV[4])
+    local counted = redis.call('INCRBY', KEYS[4], block)
+    redis.call('PERSIST', KEYS[4])
+    redis.call('SET', KEYS[1], ARGV[1] .. '@' .. string.format('%d', counted), 'PX', ARGV[2])
+    return {1, counted - block + 1, counted}
+end
 
 -- @owner.lua and fence.lua
 

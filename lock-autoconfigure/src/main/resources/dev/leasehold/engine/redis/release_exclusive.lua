@@ -33,6 +33,26 @@ if value and ARGV[2] == '0 queued' and string.byte(value, #ARGV[1] + 1) == 35
     end
 end
 
+-- a quorum node's release with no hold left (owner.lua's rule of ownership, spelled out): delete the key if the
+-- token owns it and wake everyone listening, before any function is defined; PUBLISH only ('plain', as a quorum node
+-- is one server: the general path below decides SPUBLISH)
+if ARGV[2] == '0 broadcast' and string.match(ARGV[3], '^%d+ %d+ %d+ (%a+)') == 'plain' then
+    local length = #ARGV[1]
+    if not value or string.sub(value, 1, length) ~= ARGV[1] then
+        return 0
+    end
+    local separator = string.byte(value, length + 1)
+    if separator and not ((separator == 64 or separator == 35) and tonumber(string.sub(value, length + 2))) then
+        return 0
+    end
+    redis.call('DEL', KEYS[1])
+    local published = redis.pcall('PUBLISH', ARGV[4], '1')
+    if type(published) == 'table' and published['err'] then
+        return 2
+    end
+    return 1
+end
+
 -- @owner.lua and fence.lua
 
 local last, quiet = ownersLastFence(value, ARGV[1])
