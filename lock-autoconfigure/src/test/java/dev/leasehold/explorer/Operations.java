@@ -52,7 +52,7 @@ final class Operations {
     /** Blocking waits in progress (recorded as deadlines at the end if they never returned). */
     final List<History.Deadline> blockingWaits = new ArrayList<>();
 
-    /** A run shaped for hand-offs (see {@link Explorer.Config#handOffRun()}). */
+    /** A run shaped for hand-offs (see {@link RunConfig#handOffRun()}). */
     private final boolean handOffs;
 
     Operations(History history, SimWorld world, Random random, List<String> keys, Duration lease, boolean handOffs) {
