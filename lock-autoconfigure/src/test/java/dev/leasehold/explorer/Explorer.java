@@ -96,7 +96,7 @@ final class Explorer {
         for (int i = 0; i < config.keys(); i++) {
             keys.add("k" + i);
         }
-        this.operations = new Operations(history, world, random, keys, config.lease(), config.handOffs());
+        this.operations = new Operations(history, world, random, keys, config);
         this.clockWeight = new double[] { 0.3, 1.5, 6 }[random.nextInt(3)];
         // a hand-off run always has faults (its aims are faults), and a linger replies and faults land inside
         this.faultWeight = !config.faults() ? 0 : config.handOffs() ? new double[] { 0.2, 1 }[random.nextInt(2)]

@@ -31,7 +31,8 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
     /**
      * The fair queue's liveness (one server), where a lone queued waiter's instance must keep its liveness key
      * ({@link QueueLivenessWatch}): three instances of one caller each, so that a waiter is alone in its instance and
-     * others may queue behind it; the tightest timing a user may set (an entry timeout of twice the refresh
+     * others may queue behind it (blocking waits of seconds, {@link Operations}; waits seldom stopped at random, see
+     * {@link #stops}); the tightest timing a user may set (an entry timeout of twice the refresh
      * interval), a short refresh interval and Redis timeout, and a queued waiter's looks answered late (see
      * {@link SimConnection#slowLooks}): a look takes a fifth to a quarter of a refresh interval, so that within a few
      * looks one of the heartbeat's beats comes while the waiter is awake for it (as in QueueLivenessTest).
@@ -48,18 +49,21 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
      * aims, a liveness run lets them last several of the heartbeat's beats.
      */
     double stops() {
-        return handOffs ? 0.05 : liveness ? 0.01 : 0.3;
+        return handOffs ? 0.05 : liveness ? 0.001 : 0.3;
     }
 
     /**
-     * Every fourth seed (a multiple of 4) is a hand-off run, every seed with {@code -Dexplorer.hand-offs=true}; every
-     * eighth (2 more than a multiple of 8) a liveness run, every seed with {@code -Dexplorer.liveness=true}; the others
-     * are the standard runs they always were.
+     * Every seed with {@code -Dexplorer.liveness=true} is a liveness run; else every fourth seed (a multiple of 4) is a
+     * hand-off run, every seed with {@code -Dexplorer.hand-offs=true}; every eighth (2 more than a multiple of 8) a
+     * liveness run; the others are the standard runs they always were.
      */
     static RunConfig forSeed(long seed) {
+        if (Boolean.getBoolean("explorer.liveness")) {
+            return livenessRun();
+        }
         if (seed % 4 == 0 || Boolean.getBoolean("explorer.hand-offs")) {
             return handOffRun();
         }
-        return seed % 8 == 2 || Boolean.getBoolean("explorer.liveness") ? livenessRun() : standard();
+        return seed % 8 == 2 ? livenessRun() : standard();
     }
 }
