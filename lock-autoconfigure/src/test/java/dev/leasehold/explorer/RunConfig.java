@@ -34,7 +34,7 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
      * others may queue behind it (blocking waits of seconds, {@link Operations}; waits seldom stopped at random, see
      * {@link #stops}); the tightest timing a user may set (an entry timeout of twice the refresh
      * interval), a short refresh interval and Redis timeout, and a queued waiter's looks answered late (see
-     * {@link SimConnection#slowLooks}): a look takes a fifth to a quarter of a refresh interval, so that within a few
+     * {@link SimConnection#slowLooks}): a look takes a fifth to a quarter of a refresh interval (or no time), so that within a few
      * looks one of the heartbeat's beats comes while the waiter is awake for it (as in QueueLivenessTest).
      */
     static RunConfig livenessRun() {
