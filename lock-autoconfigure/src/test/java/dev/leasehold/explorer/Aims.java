@@ -50,7 +50,7 @@ final class Aims {
     /** Aimed operations and faults ({@code faults}: this run's fault weight; no aimed fault in a run without faults). */
     void add(List<Explorer.Choice> choices, double faults, Runnable started) {
         Operations operations = run.operations;
-        // a hand-off run (Explorer.Config#handOffRun) aims at items 2 and 3 harder: it is what it is for
+        // a hand-off run (RunConfig#handOffRun) aims at items 2 and 3 harder: it is what it is for
         double shaped = run.config.handOffs() ? 1 : 0;
         for (Client client : run.clients) {
             if (!client.idle() || client.instance.closing) {

@@ -24,35 +24,6 @@ import dev.leasehold.engine.server.FairQueue;
  */
 final class Explorer {
 
-    /**
-     * The shape of a run. {@code handOffs}: a run shaped for local hand-offs (one instance, three callers on one key,
-     * blocking waits long enough to queue, a linger always; see {@link #forSeed}).
-     */
-    record Config(int instances, int clientsPerInstance, int keys, int operations, int maxSteps, boolean faults,
-            Duration lease, Duration redisTimeout, int tokenBlock, boolean handOffs) {
-
-        static Config standard() {
-            return new Config(2, 2, 1, 24, 6000, true, Duration.ofSeconds(3), Duration.ofMillis(500), 16, false);
-        }
-
-        /**
-         * Hand-offs, lingers and token reservations, where issue 31's items 2 and 3 lived: with two instances most
-         * turns are gated by the other's queue entry, and a run made about one hand-off in two runs.
-         */
-        static Config handOffRun() {
-            // a lease of 1.5 s: a renewal every 500 ms, so that renewals meet hand-offs and lingers
-            return new Config(1, 3, 1, 30, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(500), 16, true);
-        }
-
-        /**
-         * Every fourth seed (a multiple of 4) is a hand-off run, every seed with {@code -Dexplorer.hand-offs=true}; the
-         * others are the standard runs they always were.
-         */
-        static Config forSeed(long seed) {
-            return seed % 4 == 0 || Boolean.getBoolean("explorer.hand-offs") ? handOffRun() : standard();
-        }
-    }
-
     /** What a run found; {@code trace}: every step, for the replay. */
     record Result(long seed, List<HistoryChecker.Violation> violations, List<String> trace, List<History.Section> sections,
             int steps, long virtualMillis) {
@@ -67,7 +38,7 @@ final class Explorer {
 
     final long seed;
 
-    final Config config;
+    final RunConfig config;
 
     final Random random;
 
@@ -108,33 +79,34 @@ final class Explorer {
 
     final FreeKeyWatch watch;
 
+    final QueueLivenessWatch queueLiveness;
+
     private final StallAims stallAims;
 
-    private Explorer(long seed, Config config) {
+    private Explorer(long seed, RunConfig config) {
         this.seed = seed;
         this.config = config;
         this.random = new Random(seed);
         SimWorld.Clock.use(world);
         world.explorerThread(Thread.currentThread());
         this.history = new History(world::now);
-        FairQueue queue = new FairQueue(FairQueue.DEFAULTS.entryTimeout(), FairQueue.DEFAULTS.claimTimeout(),
-                FairQueue.DEFAULTS.refreshInterval(), config.tokenBlock);
+        FairQueue queue = config.fairQueue();
         this.redis = new SimRedis(world, queue, (channel, message) -> instances
             .forEach(instance -> instance.connection.published(channel)));
-        for (int i = 0; i < config.keys; i++) {
+        for (int i = 0; i < config.keys(); i++) {
             keys.add("k" + i);
         }
-        this.operations = new Operations(history, world, random, keys, config.lease, config.handOffs);
+        this.operations = new Operations(history, world, random, keys, config);
         this.clockWeight = new double[] { 0.3, 1.5, 6 }[random.nextInt(3)];
         // a hand-off run always has faults (its aims are faults), and a linger replies and faults land inside
-        this.faultWeight = !config.faults ? 0 : config.handOffs ? new double[] { 0.2, 1 }[random.nextInt(2)]
+        this.faultWeight = !config.faults() ? 0 : config.handOffs() ? new double[] { 0.2, 1 }[random.nextInt(2)]
                 : new double[] { 0, 0.2, 1 }[random.nextInt(3)];
         this.operationWeight = new double[] { 3, 0.3, 0.03 }[random.nextInt(3)];
         LockEngineSettings settings = LockEngineSettings.defaults()
-            .withLeaseTime(config.lease)
-            .withRedisTimeout(config.redisTimeout)
+            .withLeaseTime(config.lease())
+            .withRedisTimeout(config.redisTimeout())
             .withFairQueue(queue)
-            .withHandOff(config.handOffs
+            .withHandOff(config.handOffs()
                     // a linger at most the turn check: 20 ms in a turn checked every 25 ms (token reservations often),
                     // or 100 ms in one checked every second (longer than a renewal's interval: hand-offs from the block)
                     ? random.nextInt(3) == 0 ? new LockEngineSettings.HandOff(64, Duration.ofMillis(25), Duration.ofMillis(20))
@@ -142,28 +114,32 @@ final class Explorer {
                     : new LockEngineSettings.HandOff(random.nextBoolean() ? 64 : 2, Duration.ofMillis(25),
                     // no linger, the default (100 µs), or one long enough for replies and faults to land inside it
                     new Duration[] { Duration.ZERO, Duration.ofNanos(100_000), Duration.ofMillis(20) }[random.nextInt(3)]));
-        for (int i = 0; i < config.instances; i++) {
+        for (int i = 0; i < config.instances(); i++) {
             Client.Instance instance = new Client.Instance("i" + i, new SimConnection("i" + i, redis));
             // slow, as an instance on a loaded machine: its subscription connection's opening, callers at close
             instance.connection.slow.connectNanos = new long[] { 0, 0, 100, 400, 900 }[random.nextInt(5)] * 1_000_000L;
             instance.connection.slow.descheduleAtClose = random.nextBoolean();
+            if (config.liveness()) { // a queued waiter's looks answered late (RunConfig#livenessRun)
+                instance.connection.slowLooks(new long[] { 0, 100, 120 }[random.nextInt(3)] * 1_000_000L);
+            }
             int lanesBefore = world.lanes.size();
             instance.engine = new DefaultLockEngine(instance.connection, settings, observer(instance));
             instance.lanes.addAll(world.lanes.subList(lanesBefore, world.lanes.size()));
             world.alias(instance.engine.instanceId(), instance.name);
             instances.add(instance);
-            for (int c = 0; c < config.clientsPerInstance; c++) {
+            for (int c = 0; c < config.clientsPerInstance(); c++) {
                 Client client = new Client(instance, instance.name + "c" + c, world);
                 clients.add(client);
                 client.start();
             }
         }
-        this.operationsLeft = config.operations;
+        this.operationsLeft = config.operations();
         this.settler = new Settler(world, clients);
         world.settler(() -> settler.settle(steps));
         this.nemesis = new Nemesis(world, redis, history, instances, keys, random, config);
         this.aims = new Aims(this, random);
         this.watch = new FreeKeyWatch(this);
+        this.queueLiveness = new QueueLivenessWatch(this);
         this.stallAims = new StallAims(this);
         world.trace("seed " + seed + ": " + config + ", clock weight " + clockWeight + ", fault weight " + faultWeight
                 + ", operation weight " + operationWeight + ", " + settings.handOff());
@@ -181,7 +157,7 @@ final class Explorer {
     }
 
     /** One run of {@code seed}. */
-    static Result run(long seed, Config config) {
+    static Result run(long seed, RunConfig config) {
         Explorer explorer = new Explorer(seed, config);
         try {
             return explorer.explore();
@@ -197,12 +173,12 @@ final class Explorer {
         try {
             settler.settle(steps); // the callers' threads start
             // callers work, faults happen
-            while (steps < config.maxSteps && (operationsLeft > 0 || busy())) {
+            while (steps < config.maxSteps() && (operationsLeft > 0 || busy())) {
                 step(true);
             }
             // every caller closes what it holds, then every engine closes
             faultsOver();
-            while (steps < config.maxSteps * 2 && (busy() || !operations.open.isEmpty())) {
+            while (steps < config.maxSteps() * 2 && (busy() || !operations.open.isEmpty())) {
                 closeOne();
                 step(false);
             }
@@ -217,7 +193,7 @@ final class Explorer {
             }
             settler.settle(steps);
             // and what is still on its way arrives (Redis runs what was sent before the connection closed)
-            while (steps < config.maxSteps * 3 && (busy() || instances.stream().anyMatch(instance -> !instance.closed
+            while (steps < config.maxSteps() * 3 && (busy() || instances.stream().anyMatch(instance -> !instance.closed
                     || instance.connection.hasSent() || instance.connection.hasAnswered() || instance.connection.hasPubSub()))) {
                 step(false);
             }
@@ -232,7 +208,9 @@ final class Explorer {
     private boolean busy() {
         synchronized (operations) {
             return clients.stream().anyMatch(client -> !client.idle()) || !operations.pending.isEmpty()
-                    || world.lanes.stream().anyMatch(lane -> !lane.runner.idle());
+                    || world.lanes.stream().anyMatch(lane -> !lane.runner.idle())
+                    // a slow look's reply held on its way (RunConfig#livenessRun)
+                    || instances.stream().anyMatch(instance -> instance.connection.replyHeld());
         }
     }
 
@@ -273,6 +251,7 @@ final class Explorer {
         refusalsRead();
         aims.observe();
         watch.look();
+        queueLiveness.look();
         List<Choice> choices = new ArrayList<>();
         for (VirtualScheduler lane : world.lanes) {
             if (lane.due() != null) {
@@ -291,7 +270,7 @@ final class Explorer {
             if (connection.hasSent()) {
                 // a renewal at the head waits longer: what callers send meanwhile may reach Redis first (in a hand-off
                 // run longer still: a close, a linger and a lost key may come before Redis refuses it)
-                choices.add(new Choice(connection.renewalFirst() ? config.handOffs ? 0.5 : 2 : 8, null,
+                choices.add(new Choice(connection.renewalFirst() ? config.handOffs() ? 0.5 : 2 : 8, null,
                         () -> connection.runNext(false)));
                 if (connection.renewalAhead()) {
                     choices.add(new Choice(2, null, connection::runPastRenewal));
@@ -322,8 +301,8 @@ final class Explorer {
             }
         }
         if (faultsAllowed) {
-            // waits stopped at random (a hand-off run stops them where it aims: they would rarely be handed a lock)
-            double stops = config.handOffs ? 0.05 : 0.3;
+            // waits stopped at random (RunConfig#stops)
+            double stops = config.stops();
             for (Client client : clients) {
                 String doing = client.doing;
                 if (!client.idle() && !client.interruptAimed() && !client.instance.connection.slow.descheduled(client)
@@ -343,7 +322,7 @@ final class Explorer {
                 }
             }
             // a hand-off run may aim a few operations past its count (a window opened by its last operations)
-            if (operationsLeft > (config.handOffs ? -10 : 0)) {
+            if (operationsLeft > (config.handOffs() ? -10 : 0)) {
                 aims.add(choices, faults, () -> operationsLeft--);
                 stallAims.add(choices, () -> operationsLeft--);
             }
@@ -372,7 +351,7 @@ final class Explorer {
             if (faultsAllowed) {
                 aims.clock(choices, nextTimer, weight);
             }
-            long room = nextTimer == Long.MAX_VALUE ? config.lease.toNanos() : nextTimer - world.now();
+            long room = nextTimer == Long.MAX_VALUE ? config.lease().toNanos() : nextTimer - world.now();
             choices.add(new Choice(weight, null, () -> {
                 world.advanceBy(1 + (long) (random.nextDouble() * Math.min(room, 50_000_000L)));
                 world.trace("clock moves");

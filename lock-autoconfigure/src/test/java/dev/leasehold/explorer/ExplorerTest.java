@@ -22,7 +22,9 @@ import static org.assertj.core.api.Assertions.fail;
  * <li>{@code -Dexplorer.runs=N}: at most this many runs (a replay: {@code -Dexplorer.runs=1})</li>
  * <li>{@code -Dexplorer.trace=true}: print every run's trace</li>
  * <li>{@code -Dexplorer.hand-offs=true}: every run a hand-off run (else every fourth seed, see
- * {@link Explorer.Config#forSeed})</li>
+ * {@link RunConfig#forSeed})</li>
+ * <li>{@code -Dexplorer.liveness=true}: every run a liveness run (the fair queue's liveness keys; else every eighth
+ * seed, see {@link RunConfig#livenessRun})</li>
  * <li>{@code -Dexplorer.repeat=true}: run the first seed again and again (a run that does not replay step for step:
  * how often it fails)</li>
  * <li>{@code -Dexplorer.fingerprints=true}: print one line per run (steps, virtual time, hashes of its trace, sections
@@ -49,7 +51,7 @@ class ExplorerTest {
         List<Explorer.Result> failed = new ArrayList<>();
         for (long seed = firstSeed; done < runs && System.nanoTime() - until < 0; seed += seedStep) {
             long runBegan = System.nanoTime();
-            Explorer.Result result = Explorer.run(seed, Explorer.Config.forSeed(seed));
+            Explorer.Result result = Explorer.run(seed, RunConfig.forSeed(seed));
             if (Boolean.getBoolean("explorer.debug")) {
                 System.out.printf("seed %d: %d steps in %.0f ms%n", seed, result.steps(), (System.nanoTime() - runBegan) / 1e6);
             }
@@ -73,7 +75,7 @@ class ExplorerTest {
                 + " (%.1f s settling)%n", done, firstSeed, steps, virtualMillis / 1000.0, failed.size(), Settler.settleNanos / 1e9);
         if (!failed.isEmpty()) {
             Explorer.Result result = failed.get(0);
-            Explorer.Result again = Explorer.run(result.seed(), Explorer.Config.forSeed(result.seed()));
+            Explorer.Result again = Explorer.run(result.seed(), RunConfig.forSeed(result.seed()));
             fail(report(result, again));
         }
     }

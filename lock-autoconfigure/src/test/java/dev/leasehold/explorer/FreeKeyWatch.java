@@ -21,7 +21,8 @@ import dev.leasehold.engine.server.LockKeys;
  * nothing of that instance is on its way: no command or reply, no message it may be delivered, no task of its
  * schedulers due, no caller of it descheduled. Not judged within 2 s of a fault, a dropped command or a lost reply (a
  * failing waiter backs off up to a second), for an instance that is closing, nor where the release came while the
- * instance's subscription connection may still be opening after its first call that may wait (its connect latency).</li>
+ * instance's subscription connection may still be opening after its first call that may wait (its connect latency).
+ * A reply held back on its way to the instance (a liveness run's slow looks) is on its way too.</li>
  * <li>L2: when an instance's {@code close()} returned, Redis queues nothing of it and grants it nothing, unless a step
  * that writes that entry is still on its way or a fault dropped its withdrawal; not judged where {@code close()} took
  * a whole Redis timeout on the virtual clock (its documented bound for a caller thread that does not run).</li>
@@ -122,7 +123,8 @@ final class FreeKeyWatch {
     /** Nothing of the instance is on its way: it wakes only at a timer of its own. */
     private boolean asleep(Client.Instance instance) {
         SimConnection connection = instance.connection;
-        if (connection.hasSent() || connection.hasAnswered() || connection.pubSubReady() || connection.slow.anyDescheduled()) {
+        if (connection.hasSent() || connection.hasAnswered() || connection.pubSubReady() || connection.slow.anyDescheduled()
+                || connection.replyHeld()) {
             return false;
         }
         for (VirtualScheduler lane : instance.lanes) {

@@ -21,10 +21,10 @@ final class Nemesis {
 
     private final Random random;
 
-    private final Explorer.Config config;
+    private final RunConfig config;
 
     Nemesis(SimWorld world, SimRedis redis, History history, List<Client.Instance> instances, List<String> keys,
-            Random random, Explorer.Config config) {
+            Random random, RunConfig config) {
         this.world = world;
         this.redis = redis;
         this.history = history;

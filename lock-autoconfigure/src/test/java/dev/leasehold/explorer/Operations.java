@@ -52,16 +52,19 @@ final class Operations {
     /** Blocking waits in progress (recorded as deadlines at the end if they never returned). */
     final List<History.Deadline> blockingWaits = new ArrayList<>();
 
-    /** A run shaped for hand-offs (see {@link Explorer.Config#handOffRun()}). */
+    /** A run shaped for hand-offs (see {@link RunConfig#handOffRun()}), or for the fair queue's liveness. */
     private final boolean handOffs;
 
-    Operations(History history, SimWorld world, Random random, List<String> keys, Duration lease, boolean handOffs) {
+    private final boolean liveness;
+
+    Operations(History history, SimWorld world, Random random, List<String> keys, RunConfig config) {
         this.history = history;
-        this.handOffs = handOffs;
+        this.handOffs = config.handOffs();
+        this.liveness = config.liveness();
         this.world = world;
         this.random = random;
         this.keys = keys;
-        this.lease = lease;
+        this.lease = config.lease();
     }
 
     private Duration someWait() {
@@ -98,6 +101,9 @@ final class Operations {
         int choice = random.nextInt(100);
         if (handOffs) {
             return startForHandOffs(client, mine, choice);
+        }
+        if (liveness) {
+            return startForLiveness(client, mine, choice);
         }
         if (choice < 28) {
             return tryLock(client, someKey(), someWait(), someLease());
@@ -147,6 +153,15 @@ final class Operations {
             return holdAtLeast(client, section);
         }
         return extend(client, section);
+    }
+
+    /** A liveness run: blocking waits (its instance's only waiter) queued for several refresh intervals, closes. */
+    private String startForLiveness(Client client, List<Section> mine, int choice) {
+        if (mine.isEmpty()) {
+            return tryLock(client, someKey(), choice < 80 ? Duration.ofSeconds(6) : Duration.ofSeconds(2), null);
+        }
+        Section section = mine.get(random.nextInt(mine.size()));
+        return choice < 85 ? close(client, section, false) : holdAtLeast(client, section);
     }
 
     /** Sections a client may close: its own thread-bound ones, and its instance's unbound ones. */

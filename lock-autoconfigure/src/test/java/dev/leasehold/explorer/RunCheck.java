@@ -24,8 +24,9 @@ final class RunCheck {
         SimRedis redis = run.redis;
         History history = run.history;
         Operations operations = run.operations;
-        Explorer.Config config = run.config;
+        RunConfig config = run.config;
         run.watch.look(); // a close() that returned at the last step
+        run.queueLiveness.look();
         List<String> leftovers = new ArrayList<>(stuck);
         // a key kept by a holdAtLeast (at most 1 s) is not a leftover; a lease (3 s, renewed at most 1 s ago) still is
         world.advanceBy(1_001_000_000L);
@@ -91,6 +92,7 @@ final class RunCheck {
         List<HistoryChecker.Violation> violations = new ArrayList<>(findings.violations());
         ToldChecks.check(run, violations);
         violations.addAll(run.watch.violations);
+        violations.addAll(run.queueLiveness.violations);
         return new Explorer.Result(run.seed, violations, world.trace, history.sections(), run.steps,
                 world.elapsed() / 1_000_000);
     }

@@ -27,6 +27,19 @@ final class SimConnection extends SimWire implements LockServer {
     /** Owner tokens this connection ever acquired with (the leftovers check after close looks for them). */
     final Set<String> tokens = new HashSet<>();
 
+    /**
+     * When this instance last sent a write of its liveness key (virtual ns; Long.MIN_VALUE: never): a keep-alive, or
+     * a try that joins the queue (a queued waiter's later look writes none). {@link QueueLivenessWatch} reads it.
+     */
+    volatile long livenessWriteSentAt = Long.MIN_VALUE;
+
+    /** A liveness run's slow looks ({@link #slowLooks}): how late, and the lane the held replies come back from. */
+    private long lookLatencyNanos;
+
+    private VirtualScheduler heldReplies;
+
+    private final java.util.concurrent.atomic.AtomicInteger repliesHeld = new java.util.concurrent.atomic.AtomicInteger();
+
     SimConnection(String name, SimRedis redis) {
         super(name, redis);
     }
@@ -48,10 +61,45 @@ final class SimConnection extends SimWire implements LockServer {
             tokens.add(token);
         }
         about("acquire", List.of(keys.logicalKey()), List.of(token));
+        if (queueTry == QueueTry.JOIN) {
+            livenessWriteSentAt = redis.world.now();
+        }
         CompletableFuture<Grant> reply = send(name + " acquire " + keys.logicalKey() + " " + token(token)
                 + (queueTry.joins() ? " queue" : ""), () -> redis.acquire(keys, token, leaseMillis, waiterId, queueTry),
                 queueTry.joins() ? keys.logicalKey() : null, false, null);
-        return reply;
+        return queueTry == QueueTry.QUEUED && lookLatencyNanos > 0 ? late(reply) : reply;
+    }
+
+    /**
+     * A liveness run: the reply to a queued waiter's look reaches the engine {@code latencyNanos} after the explorer
+     * answered it (as in QueueLivenessTest: a waiter awake for a slow look while its instance's heartbeat beats), from
+     * a lane of its own, made here before the engine's so that it is not one of the engine's lanes.
+     */
+    void slowLooks(long latencyNanos) {
+        lookLatencyNanos = latencyNanos;
+        if (latencyNanos > 0) {
+            heldReplies = new VirtualScheduler(redis.world, work -> new Thread(work, "held-replies-" + name));
+        }
+    }
+
+    /** Whether a reply is held back on its way to the engine ({@link #slowLooks}). */
+    boolean replyHeld() {
+        return repliesHeld.get() > 0;
+    }
+
+    private <T> CompletableFuture<T> late(CompletableFuture<T> reply) {
+        CompletableFuture<T> late = new CompletableFuture<>();
+        repliesHeld.incrementAndGet();
+        reply.whenComplete((value, error) -> heldReplies.schedule(() -> {
+            repliesHeld.decrementAndGet();
+            if (error != null) {
+                late.completeExceptionally(error);
+            }
+            else {
+                late.complete(value);
+            }
+        }, lookLatencyNanos, java.util.concurrent.TimeUnit.NANOSECONDS));
+        return late;
     }
 
     @Override
@@ -71,6 +119,7 @@ final class SimConnection extends SimWire implements LockServer {
 
     @Override
     public CompletableFuture<Void> keepAlive(String livenessKey, long millis) {
+        livenessWriteSentAt = redis.world.now();
         return send(name + " keep-alive", () -> {
             redis.keepAlive(livenessKey, millis);
             return null;

@@ -133,12 +133,16 @@ final class SimQueue {
     String liveHead(LockKeys keys, long nowMs) {
         while (true) {
             String head = head(keys.queue());
-            if (head == null || alive(keys, head)
-                    || queueExpiries.get(keys.queue()).getOrDefault(head, 0L) - nowMs <= settings.entryMillis()) {
+            if (head == null || !dropsAsDead(keys, head, nowMs)) {
                 return head;
             }
             dequeue(keys.queue(), head);
         }
+    }
+
+    /** queue.lua's liveHead passes over (and drops) this entry when its turn comes: its instance wrote no liveness key. */
+    private boolean dropsAsDead(LockKeys keys, String member, long nowMs) {
+        return !alive(keys, member) && queueExpiries.get(keys.queue()).getOrDefault(member, 0L) - nowMs > settings.entryMillis();
     }
 
     void dequeue(String queueKey, String member) {
@@ -207,8 +211,7 @@ final class SimQueue {
         long nowMs = strings.micros() / 1000;
         Map<String, Long> expiries = queueExpiries.get(keys.queue());
         for (String member : queues.get(keys.queue()).keySet()) {
-            long expiresAt = expiries.getOrDefault(member, 0L);
-            if (expiresAt > nowMs && (alive(keys, member) || expiresAt - nowMs <= settings.entryMillis())) {
+            if (expiries.getOrDefault(member, 0L) > nowMs && !dropsAsDead(keys, member, nowMs)) {
                 return instanceOf(member);
             }
         }
@@ -219,6 +222,15 @@ final class SimQueue {
     boolean queues(LockKeys keys, String member) {
         Long expiresAt = exists(keys.queue()) ? queueExpiries.get(keys.queue()).get(member) : null;
         return expiresAt != null && expiresAt > strings.micros() / 1000;
+    }
+
+    /**
+     * Whether {@code member}'s entry (not expired) would be dropped as dead if its turn came now, read without writing
+     * ({@link QueueLivenessWatch}).
+     */
+    boolean countsAsDead(LockKeys keys, String member) {
+        long nowMs = strings.micros() / 1000;
+        return queues(keys, member) && dropsAsDead(keys, member, nowMs);
     }
 
     /** Queue members of a key now, first come first. */

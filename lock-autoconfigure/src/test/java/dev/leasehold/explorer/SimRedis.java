@@ -303,6 +303,11 @@ final class SimRedis {
         return queue.queues(keys, member);
     }
 
+    /** Whether {@code member}'s entry would be dropped as dead if its turn came now (see {@link SimQueue#countsAsDead}). */
+    boolean countsAsDead(LockKeys keys, String member) {
+        return queue.countsAsDead(keys, member);
+    }
+
     /** Queue members of a key now, first come first. */
     List<String> queued(LockKeys keys) {
         return queue.queued(keys);

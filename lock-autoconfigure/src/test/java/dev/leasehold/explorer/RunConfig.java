@@ -1,0 +1,69 @@
+package dev.leasehold.explorer;
+
+import java.time.Duration;
+
+import dev.leasehold.engine.server.FairQueue;
+
+/**
+ * The shape of an {@link Explorer} run. {@code handOffs}: a run shaped for local hand-offs (one instance, three
+ * callers on one key, blocking waits long enough to queue, a linger always); {@code liveness}: one shaped for the fair
+ * queue's liveness (see {@link #livenessRun}); {@code fairQueue}: the fair queue's timing, the server's and the
+ * engines'.
+ */
+record RunConfig(int instances, int clientsPerInstance, int keys, int operations, int maxSteps, boolean faults,
+        Duration lease, Duration redisTimeout, FairQueue fairQueue, boolean handOffs, boolean liveness) {
+
+    static RunConfig standard() {
+        return new RunConfig(2, 2, 1, 24, 6000, true, Duration.ofSeconds(3), Duration.ofMillis(500), FairQueue.DEFAULTS,
+                false, false);
+    }
+
+    /**
+     * Hand-offs, lingers and token reservations, where issue 31's items 2 and 3 lived: with two instances most
+     * turns are gated by the other's queue entry, and a run made about one hand-off in two runs.
+     */
+    static RunConfig handOffRun() {
+        // a lease of 1.5 s: a renewal every 500 ms, so that renewals meet hand-offs and lingers
+        return new RunConfig(1, 3, 1, 30, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(500), FairQueue.DEFAULTS,
+                true, false);
+    }
+
+    /**
+     * The fair queue's liveness (one server), where a lone queued waiter's instance must keep its liveness key
+     * ({@link QueueLivenessWatch}): three instances of one caller each, so that a waiter is alone in its instance and
+     * others may queue behind it (blocking waits of seconds, {@link Operations}; waits seldom stopped at random, see
+     * {@link #stops}); the tightest timing a user may set (an entry timeout of twice the refresh
+     * interval), a short refresh interval and Redis timeout, and a queued waiter's looks answered late (see
+     * {@link SimConnection#slowLooks}): a look takes a fifth to a quarter of a refresh interval (or no time), so that within a few
+     * looks one of the heartbeat's beats comes while the waiter is awake for it (as in QueueLivenessTest).
+     */
+    static RunConfig livenessRun() {
+        FairQueue tightest = new FairQueue(Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofMillis(500), 16);
+        // a Redis timeout of 200 ms: a try, the subscription after it and a refresh interval fit in the entry timeout
+        return new RunConfig(3, 1, 1, 24, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(200), tightest, false,
+                true);
+    }
+
+    /**
+     * How eagerly a wait is stopped at random (interrupted, cancelled) at each step: a hand-off run stops waits where it
+     * aims, a liveness run lets them last several of the heartbeat's beats.
+     */
+    double stops() {
+        return handOffs ? 0.05 : liveness ? 0.001 : 0.3;
+    }
+
+    /**
+     * Every seed with {@code -Dexplorer.liveness=true} is a liveness run; else every fourth seed (a multiple of 4) is a
+     * hand-off run, every seed with {@code -Dexplorer.hand-offs=true}; every eighth (2 more than a multiple of 8) a
+     * liveness run; the others are the standard runs they always were.
+     */
+    static RunConfig forSeed(long seed) {
+        if (Boolean.getBoolean("explorer.liveness")) {
+            return livenessRun();
+        }
+        if (seed % 4 == 0 || Boolean.getBoolean("explorer.hand-offs")) {
+            return handOffRun();
+        }
+        return seed % 8 == 2 ? livenessRun() : standard();
+    }
+}
