@@ -86,6 +86,9 @@ final class LockEndings {
             return RELEASED;
         }
         releasing.incrementAndGet();
+        // its lease ran out by this JVM's estimate before this release, and the watchdog has not said so yet (it
+        // judges at its next tick): unless Redis confirms the release, the key may be another's now
+        boolean ranOutUnnoticed = before == HeldLock.State.HELD && lock.leaseRanOutLocally();
         CompletableFuture<Boolean> reply;
         try {
             long keep = lock.holdLeftMillis();
@@ -97,7 +100,16 @@ final class LockEndings {
         }
         return timeouts.orTimeout(reply, settings.redisTimeout().toNanos()).handle((released, error) -> {
             try {
-                if (error != null) {
+                if (error != null && ranOutUnnoticed) {
+                    // the owner is told, as the watchdog would have told it at its next tick
+                    lock.state(HeldLock.State.LOST);
+                    String reason = "its lease ran out before it was released, and the release was not confirmed ("
+                            + LockServerException.describe(error) + ")";
+                    reportChain(outcome.unconfirmed(), reason);
+                    reportLost(lock, reason);
+                    lock.state(HeldLock.State.RELEASED);
+                }
+                else if (error != null) {
                     logger.warn("Could not release " + lock + " (" + LockServerException.describe(error)
                             + "); it will expire within " + lock.leaseMillis + " ms");
                 }

@@ -253,6 +253,11 @@ public final class HeldLock {
         return state == State.HELD && EngineClock.nanoTime() - leaseEndsAtNanos < 0;
     }
 
+    /** Whether its lease ran out by this JVM's estimate (no renewal was confirmed in time), whatever its state. */
+    public boolean leaseRanOutLocally() {
+        return EngineClock.nanoTime() - leaseEndsAtNanos >= 0;
+    }
+
     public long leaseLeftMillis() {
         return Math.max(0, (leaseEndsAtNanos - EngineClock.nanoTime()) / 1_000_000L);
     }
