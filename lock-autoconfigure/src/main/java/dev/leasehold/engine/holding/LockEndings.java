@@ -102,12 +102,8 @@ final class LockEndings {
             try {
                 if (error != null && ranOutUnnoticed) {
                     // the owner is told, as the watchdog would have told it at its next tick
-                    lock.state(HeldLock.State.LOST);
-                    String reason = "its lease ran out before it was released, and the release was not confirmed ("
-                            + LockServerException.describe(error) + ")";
-                    reportChain(outcome.unconfirmed(), reason);
-                    reportLost(lock, reason);
-                    lock.state(HeldLock.State.RELEASED);
+                    lostAtRelease(lock, outcome, "its lease ran out before it was released, and the release was not "
+                            + "confirmed (" + LockServerException.describe(error) + ")");
                 }
                 else if (error != null) {
                     logger.warn("Could not release " + lock + " (" + LockServerException.describe(error)
@@ -115,11 +111,7 @@ final class LockEndings {
                 }
                 else if (!released && before == HeldLock.State.HELD) {
                     // the lease ran out before release and nobody noticed yet (e.g. a fixed lease just expired)
-                    lock.state(HeldLock.State.LOST);
-                    String reason = "it was no longer held in Redis when released (the lease ran out)";
-                    reportChain(outcome.unconfirmed(), reason);
-                    reportLost(lock, reason);
-                    lock.state(HeldLock.State.RELEASED);
+                    lostAtRelease(lock, outcome, "it was no longer held in Redis when released (the lease ran out)");
                 }
             }
             finally {
@@ -130,6 +122,14 @@ final class LockEndings {
             }
             return null;
         });
+    }
+
+    /** A release found the lock lost: it and the holders it handed to since the last confirmation are told. */
+    private void lostAtRelease(HeldLock lock, ReleaseOutcome outcome, String reason) {
+        lock.state(HeldLock.State.LOST);
+        reportChain(outcome.unconfirmed(), reason);
+        reportLost(lock, reason);
+        lock.state(HeldLock.State.RELEASED);
     }
 
     /**

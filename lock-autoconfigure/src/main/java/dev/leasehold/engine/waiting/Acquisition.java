@@ -91,7 +91,8 @@ final class Acquisition {
     private long writerWaitingMillis;
     private boolean leftSomethingBehind;
     private final TryFailures failures = new TryFailures();
-    private final BetweenTries betweenTries;
+    /** Made at the first refused try: most acquisitions never wait, and pay nothing for it. */
+    private @Nullable BetweenTries betweenTries;
 
     /** Whether it succeeded or ended: a step that fails after that must not give anything back twice. */
     private volatile boolean done;
@@ -119,8 +120,6 @@ final class Acquisition {
                 () -> queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel());
         // steps run on the blocking caller's own thread (CallerThreadSteps), or the engine's wait thread
         this.waits = new Waits(context, this::stopping, steps, this::failed);
-        this.betweenTries = new BetweenTries(context, keys, waiterId, mode != LockMode.READ, deadline, releases, waits,
-                this::stopping, this::attempt);
         this.line = context.lines.join(keys.logicalKey());
         this.attempt = context.observer.waitStarted(keys.logicalKey(), mode); // on the caller's thread
     }
@@ -260,12 +259,11 @@ final class Acquisition {
         leftSomethingBehind |= writerWaitingMillis > 0 || joinedQueue;
         if (grant == null) {
             lastTry = QueueTry.NONE;
-            betweenTries.forget();
         }
-        else if (joinedQueue) {
-            betweenTries.triedInQueue(sentAt, grant.blockedForMillis());
+        if (grant != null && joinedQueue) {
+            betweenTries().triedInQueue(sentAt, grant.blockedForMillis());
         }
-        else {
+        else if (betweenTries != null) {
             betweenTries.forget();
         }
         if (stopping()) {
@@ -308,7 +306,17 @@ final class Acquisition {
     }
 
     private void sleep(Grant refused) {
-        betweenTries.sleep(refused, lastTry == QueueTry.QUEUED);
+        betweenTries().sleep(refused, lastTry == QueueTry.QUEUED);
+    }
+
+    private BetweenTries betweenTries() {
+        BetweenTries between = betweenTries;
+        if (between == null) {
+            between = new BetweenTries(context, keys, waiterId, mode != LockMode.READ, deadline, releases, waits,
+                    this::stopping, this::attempt);
+            betweenTries = between;
+        }
+        return between;
     }
 
     private CompletableFuture<Void> until(@Nullable CompletableFuture<?> event, long timeoutNanos) {
