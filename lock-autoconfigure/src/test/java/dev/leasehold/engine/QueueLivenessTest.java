@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.leasehold.LockHandle;
 import dev.leasehold.LockMode;
@@ -17,6 +18,7 @@ import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.QueueTry;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,6 +33,8 @@ class QueueLivenessTest extends EveryServerEngineTest {
     private static final int KEYS = 8;
 
     private static final int INSTANCES = 4;
+
+    private final ExecutorService callers = Executors.newCachedThreadPool();
 
     @Test
     void instancesQueuedBehindLongHoldsDoNotEachRetryEveryRefreshInterval() throws Exception {
@@ -100,9 +104,7 @@ class QueueLivenessTest extends EveryServerEngineTest {
         DefaultLockEngine holder = fixture.engine();
         LockHandle held = holder.lock("lone", Duration.ZERO);
         FairQueue tight = new FairQueue(Duration.ofMillis(600), Duration.ofMillis(600), Duration.ofMillis(300), 16);
-        // the server's scripts and the engine's heartbeat on the same timing, as auto-configuration sets them
-        LockServer server = ((ScriptedLockServer) fixture.server("lock:")).fairQueue(tight);
-        LockServer slowLooks = fixture.track(new ForwardingLockServer(server) {
+        LockServer slowLooks = fixture.track(new ForwardingLockServer(serverOn(tight)) {
             @Override
             public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
                     long writerWaitingMillis, String waiterId, QueueTry queueTry) {
@@ -113,13 +115,7 @@ class QueueLivenessTest extends EveryServerEngineTest {
         });
         DefaultLockEngine waiting = fixture.engine(slowLooks, EngineFixture.fastSettings().withFairQueue(tight));
         String liveness = LockKeys.instancePrefix("lock:") + waiting.instanceId();
-        ExecutorService pool = Executors.newSingleThreadExecutor();
-        Future<Long> waiter = pool.submit(() -> {
-            try (LockHandle handle = waiting.lock("lone", Duration.ofSeconds(30))) {
-                return handle.fencingToken();
-            }
-        });
-        Await.until(Duration.ofSeconds(10), "the waiter queued", () -> queueLength("lone") == 1);
+        Future<Long> waiter = queuedWaiter(waiting, "lone");
         long until = System.nanoTime() + 10 * tight.refreshMillis() * 1_000_000L;
         int samples = 0;
         while (System.nanoTime() < until) {
@@ -131,25 +127,23 @@ class QueueLivenessTest extends EveryServerEngineTest {
         assertThat(queueLength("lone")).as("the waiter kept its place").isEqualTo(1);
         held.close();
         assertThat(waiter.get(10, TimeUnit.SECONDS)).isPositive();
-        pool.shutdown();
     }
 
     /**
-     * A head behind a long hold looks between its tries with two reads (LockServer#lookWhileQueued) while the expiry
-     * its last try gave its queue entry still covers the sleep after the look with a third of the entry timeout to
-     * spare: here (refresh 300 ms, entry timeout 900 ms) a try, then two looks, then a try. It keeps its place (its
-     * entry, with its arrival, is never dropped and joined again) and is granted the key at the release, by the
-     * release's message.
+     * A head behind a long hold looks between its tries (LockServer#lookWhileQueued: four commands, nothing written)
+     * while the expiry its last try gave its queue entry (three sleeps plus the entry timeout) still covers the sleep
+     * after the look with a third of the entry timeout to spare: here (refresh 300 ms, entry timeout 900 ms) a try,
+     * then four looks, then a try. It keeps its place (its entry, with its arrival, is never dropped and joined again)
+     * and is granted the key at the release, by the release's message.
      */
     @Test
     void aHeadBehindALongHoldLooksBetweenItsTriesAndKeepsItsPlace() throws Exception {
         DefaultLockEngine holder = fixture.engine();
         LockHandle held = holder.lock("looked-at", Duration.ZERO);
         FairQueue timing = new FairQueue(Duration.ofMillis(900), Duration.ofMillis(600), Duration.ofMillis(300), 16);
-        LockServer server = ((ScriptedLockServer) fixture.server("lock:")).fairQueue(timing);
-        java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.atomic.AtomicInteger looks = new java.util.concurrent.atomic.AtomicInteger();
-        LockServer counting = fixture.track(new ForwardingLockServer(server) {
+        AtomicInteger tries = new AtomicInteger();
+        AtomicInteger looks = new AtomicInteger();
+        LockServer counting = fixture.track(new ForwardingLockServer(serverOn(timing)) {
             @Override
             public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
                     long writerWaitingMillis, String waiterId, QueueTry queueTry) {
@@ -164,13 +158,7 @@ class QueueLivenessTest extends EveryServerEngineTest {
             }
         });
         DefaultLockEngine waiting = fixture.engine(counting, EngineFixture.fastSettings().withFairQueue(timing));
-        ExecutorService pool = Executors.newSingleThreadExecutor();
-        Future<Long> waiter = pool.submit(() -> {
-            try (LockHandle handle = waiting.lock("looked-at", Duration.ofSeconds(30))) {
-                return handle.fencingToken();
-            }
-        });
-        Await.until(Duration.ofSeconds(10), "the waiter queued", () -> queueLength("looked-at") == 1);
+        Future<Long> waiter = queuedWaiter(waiting, "looked-at");
         String queue = LockKeys.of("lock:", "looked-at").queue();
         String arrival = redis.server().command("ZRANGE", queue, "0", "-1", "WITHSCORES");
         tries.set(0);
@@ -185,7 +173,27 @@ class QueueLivenessTest extends EveryServerEngineTest {
         assertThat(waiter.get(10, TimeUnit.SECONDS)).isPositive();
         assertThat((System.nanoTime() - releasedAt) / 1_000_000).as("ms from the release to the grant, woken by it")
             .isLessThan(timing.refreshMillis());
-        pool.shutdown();
+    }
+
+    /** The server's scripts on {@code timing}, as the engine's heartbeat will be (auto-configuration sets both). */
+    private LockServer serverOn(FairQueue timing) {
+        return ((ScriptedLockServer) fixture.server("lock:")).fairQueue(timing);
+    }
+
+    /** A caller of {@code engine} that waits for {@code key}, once it queued in Redis; its fencing token when granted. */
+    private Future<Long> queuedWaiter(DefaultLockEngine engine, String key) {
+        Future<Long> waiter = callers.submit(() -> {
+            try (LockHandle handle = engine.lock(key, Duration.ofSeconds(30))) {
+                return handle.fencingToken();
+            }
+        });
+        Await.until(Duration.ofSeconds(10), "the waiter queued on " + key, () -> queueLength(key) == 1);
+        return waiter;
+    }
+
+    @AfterEach
+    void stopCallers() {
+        callers.shutdownNow();
     }
 
     private int queueLength(String key) {
