@@ -39,7 +39,9 @@ import org.springframework.core.env.Environment;
  * in a loop with {@link LockService}, and under it does a non-atomic read-modify-write of a counter on a
  * separate "resource" Redis, through the fencing check a user would write there ({@code fenced_read.lua},
  * {@code fenced_write.lua}). Each critical section ends with one record in the resource's list
- * {@value #SECTIONS}: {@code worker|token|grantMicros|readMicros|endMicros|verdict|heldAfter|lostEvent}
+ * {@value #SECTIONS}: {@code worker|token|callMicros|grantMicros|readMicros|endMicros|verdict|heldAfter|lostEvent}
+ * (callMicros: when the worker asked for the lock; grantMicros: when it had it, which a pause may put long after
+ * Redis granted it)
  * (verdict {@code A} accepted, {@code R} write refused, {@code r} read refused). It stops when the key
  * {@value #STOP} appears; while {@code holdoff:<id>} exists it takes no lock; while {@value #FREEZE} exists
  * a worker inside its section stays there.
@@ -153,6 +155,7 @@ public class FaultWorker {
                     continue;
                 }
                 Optional<LockHandle> handle;
+                long callMicros = micros(Instant.now());
                 try {
                     handle = locks.tryLock(key, wait, null);
                 }
@@ -166,7 +169,7 @@ public class FaultWorker {
                     continue;
                 }
                 try (LockHandle held = handle.get()) {
-                    criticalSection(held, micros(Instant.now()));
+                    criticalSection(held, callMicros, micros(Instant.now()));
                 }
                 catch (RuntimeException ex) {
                     errors++;
@@ -178,13 +181,13 @@ public class FaultWorker {
             }
         }
 
-        private void criticalSection(LockHandle handle, long grantMicros) {
+        private void criticalSection(LockHandle handle, long callMicros, long grantMicros) {
             long token = handle.fencingToken();
             List<Long> read = resource.eval(readScript, ScriptOutputType.MULTI, new String[] { FENCE, COUNTER, INSIDE },
                     Long.toString(token), id);
             long readMicros = read.get(2);
             if (read.get(0) != 1L) {
-                record(handle, grantMicros, readMicros, readMicros, "r");
+                record(handle, callMicros, grantMicros, readMicros, readMicros, "r");
                 return;
             }
             long jitter = section.toMillis() / 4;
@@ -196,11 +199,12 @@ public class FaultWorker {
             }
             List<Long> write = resource.eval(writeScript, ScriptOutputType.MULTI, new String[] { FENCE, COUNTER, INSIDE, WRITES },
                     Long.toString(token), Long.toString(read.get(1) + 1), id);
-            record(handle, grantMicros, readMicros, write.get(1), write.get(0) == 1L ? "A" : "R");
+            record(handle, callMicros, grantMicros, readMicros, write.get(1), write.get(0) == 1L ? "A" : "R");
         }
 
         /** A refused section waits (bounded) until this process sees its lock as lost, as a user would check. */
-        private void record(LockHandle handle, long grantMicros, long readMicros, long endMicros, String verdict) {
+        private void record(LockHandle handle, long callMicros, long grantMicros, long readMicros, long endMicros,
+                String verdict) {
             if (!verdict.equals("A")) {
                 long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
                 while ((handle.isHeld() || !lostTokens.contains(handle.fencingToken())) && System.nanoTime() < deadline) {
@@ -208,7 +212,8 @@ public class FaultWorker {
                 }
             }
             sections++;
-            resource.rpush(SECTIONS, String.join("|", id, Long.toString(handle.fencingToken()), Long.toString(grantMicros),
+            resource.rpush(SECTIONS, String.join("|", id, Long.toString(handle.fencingToken()), Long.toString(callMicros),
+                    Long.toString(grantMicros),
                     Long.toString(readMicros), Long.toString(endMicros), verdict, Boolean.toString(handle.isHeld()),
                     Boolean.toString(lostTokens.contains(handle.fencingToken()))));
         }

@@ -171,6 +171,7 @@ public class HandOffWorker {
         private void oneSection(String id) {
             queued.incrementAndGet();
             Optional<LockHandle> taken;
+            long callMicros = FaultWorker.micros(Instant.now());
             try {
                 taken = locks.tryLock(key, Duration.ofSeconds(30), null);
             }
@@ -231,7 +232,8 @@ public class HandOffWorker {
                 }
             }
             sections.incrementAndGet();
-            resource.rpush(FaultWorker.SECTIONS, String.join("|", id, Long.toString(token), Long.toString(grantMicros),
+            resource.rpush(FaultWorker.SECTIONS, String.join("|", id, Long.toString(token), Long.toString(callMicros),
+                    Long.toString(grantMicros),
                     Long.toString(readMicros), Long.toString(endMicros), verdict, Boolean.toString(heldAfter),
                     Boolean.toString(lost)));
             if (parkedAt != null) {

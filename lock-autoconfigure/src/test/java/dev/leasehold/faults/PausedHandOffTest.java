@@ -260,7 +260,7 @@ class PausedHandOffTest {
             .replaceAll("[\\[\\]\\s]", "").split(",");
         assertThat(write[0]).as("this instance's fenced write").isEqualTo("1");
         resource.command("RPUSH", FaultWorker.SECTIONS, String.join("|", "test", Long.toString(token),
-                Long.toString(grantMicros), read[2], write[1], "A", "true", "false"));
+                Long.toString(grantMicros), Long.toString(grantMicros), read[2], write[1], "A", "true", "false"));
     }
 
     /** Worker sections, in grant order, whose token follows the previous one's: passed on by a local hand-off. */

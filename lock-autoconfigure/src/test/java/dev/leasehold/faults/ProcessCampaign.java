@@ -125,8 +125,10 @@ final class ProcessCampaign {
                 default -> Verdict.READ_REFUSED;
             };
             long granted = (section.grantMicros() - origin) * 1000;
+            // the call began before the worker asked; it knows the grant only when the call returned
+            long called = (section.callMicros() - origin) * 1000;
             history.section(new History.Section(history.nextId(), section.worker(), FaultScenario.KEY, false,
-                    section.token(), false, "fenced read-modify-write", granted, granted,
+                    section.token(), false, "fenced read-modify-write", called, granted,
                     (section.endMicros() - origin) * 1000, 0, verdict, true, section.heldAfter(), section.lostEvent()));
             history.operation("section");
         }
