@@ -94,7 +94,7 @@ public class LeaseholdQuorumAutoConfiguration {
             for (RedisURI uri : uris) {
                 LettuceConnectionFactory factory = QuorumNodes.connectionFactory(uri, properties.getRedisTimeout(),
                         resources);
-                nodes.add(new QuorumNode(QuorumNodes.name(uri), factory, properties.getKeyPrefix(), true));
+                nodes.add(QuorumNode.onLettuce(QuorumNodes.name(uri), factory, properties.getKeyPrefix(), true));
             }
             return new QuorumLockServer(nodes, properties.getRedisTimeout(), properties.getLeaseTime(), drift)
                 .closing(() -> resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS))

@@ -61,7 +61,7 @@ public interface QuorumContender extends AutoCloseable {
             List<QuorumNode> nodes = new ArrayList<>();
             for (String url : urls) {
                 var uri = QuorumNodes.parse(url);
-                nodes.add(new QuorumNode(QuorumNodes.name(uri),
+                nodes.add(QuorumNode.onLettuce(QuorumNodes.name(uri),
                         QuorumNodes.connectionFactory(uri, SETTINGS.redisTimeout(), resources), SETTINGS.keyPrefix(), true));
             }
             server = new QuorumLockServer(nodes, SETTINGS.redisTimeout(), SETTINGS.leaseTime(), 0.01);

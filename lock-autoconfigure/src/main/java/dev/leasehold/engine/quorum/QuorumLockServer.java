@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -20,6 +19,7 @@ import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.QueueTry;
 import dev.leasehold.engine.support.CoarseTimeouts;
+import dev.leasehold.engine.support.EngineClock;
 import dev.leasehold.engine.support.StarterThreads;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -104,15 +104,15 @@ public class QuorumLockServer implements LockServer {
         this.stepTimeoutNanos = timeout - Math.min(TimeUnit.MILLISECONDS.toNanos(100), timeout / 5);
         this.longestLeaseMillis = new AtomicLong(leaseTime.toMillis());
         this.grants = new QuorumGrants(this.nodes, majority, stepTimeoutNanos, timeouts, this::driftMillis);
-        this.prober = Executors.newSingleThreadScheduledExecutor(proberThreads);
+        this.prober = EngineClock.scheduler(proberThreads);
         List<CompletableFuture<Void>> first = new ArrayList<>();
         for (QuorumNode node : this.nodes) {
-            node.configure(longestLeaseMillis::get, redisTimeout);
+            node.configure(longestLeaseMillis::get, redisTimeout, timeouts);
             first.add(node.probe());
         }
         try {
-            CompletableFuture.allOf(first.toArray(CompletableFuture[]::new))
-                .get(redisTimeout.toMillis() + 100, TimeUnit.MILLISECONDS);
+            EngineClock.get(CompletableFuture.allOf(first.toArray(CompletableFuture[]::new)),
+                    redisTimeout.plusMillis(100).toNanos());
         }
         catch (Exception ex) {
             // nodes that did not answer yet do not count until a later probe reaches them

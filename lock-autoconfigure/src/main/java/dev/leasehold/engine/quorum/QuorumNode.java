@@ -9,6 +9,8 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 import dev.leasehold.engine.redis.LettuceLockServer;
+import dev.leasehold.engine.server.QuorumNodeServer;
+import dev.leasehold.engine.support.CoarseTimeouts;
 import dev.leasehold.engine.support.EngineClock;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisConnectionStateListener;
@@ -19,8 +21,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * One independent Redis server of a quorum: its {@link LettuceLockServer} (one connection and one
- * pub/sub connection), whether it counts toward a majority, and its health.
+ * One independent Redis server of a quorum: its {@link QuorumNodeServer} (on Lettuce, one connection and one
+ * pub/sub connection: {@link #onLettuce}), whether it counts toward a majority, and its health.
  * <p>
  * Redlock's "delayed restart" rule, done automatically: a server that restarted lost its lock keys, so
  * it could grant a lock that a majority elsewhere still holds. It does not count until the longest lease
@@ -34,11 +36,10 @@ public final class QuorumNode implements AutoCloseable {
 
     private final String name;
 
-    private final LettuceLockServer server;
+    private final QuorumNodeServer server;
 
-    private final LettuceConnectionFactory factory;
-
-    private final boolean ownsFactory;
+    /** What the node closes after its server (a connection factory of its own), or null. */
+    private final @Nullable AutoCloseable resources;
 
     private final LongAdder granted = new LongAdder();
 
@@ -54,6 +55,8 @@ public final class QuorumNode implements AutoCloseable {
 
     private volatile Duration probeTimeout = Duration.ofSeconds(2);
 
+    private volatile @Nullable CoarseTimeouts timeouts;
+
     private volatile @Nullable String runId;
 
     /** False until a probe confirmed the server after start-up or a disconnect. */
@@ -67,39 +70,56 @@ public final class QuorumNode implements AutoCloseable {
 
     /**
      * @param name {@code host:port}, for logs and metrics
+     * @param server the node's server; the caller tells {@link #disconnected()} and {@link #probe()} when its
+     * connection drops and comes back
+     * @param resources closed after the server (null: nothing)
+     */
+    public QuorumNode(String name, QuorumNodeServer server, @Nullable AutoCloseable resources) {
+        this.name = name;
+        this.server = server;
+        this.resources = resources;
+    }
+
+    /**
+     * A node on Lettuce: a {@link LettuceLockServer} on {@code factory}, which it watches for disconnects.
      * @param factory a started factory for this server only
      * @param ownsFactory whether {@link #close()} destroys the factory
      */
-    public QuorumNode(String name, LettuceConnectionFactory factory, String keyPrefix, boolean ownsFactory) {
-        this.name = name;
-        this.factory = factory;
-        this.ownsFactory = ownsFactory;
-        this.server = LettuceLockServer.quorumNode(factory, keyPrefix);
+    public static QuorumNode onLettuce(String name, LettuceConnectionFactory factory, String keyPrefix,
+            boolean ownsFactory) {
+        QuorumNode node = new QuorumNode(name, LettuceLockServer.quorumNode(factory, keyPrefix),
+                ownsFactory ? factory::destroy : null);
         factory.getRequiredNativeClient().addListener(new RedisConnectionStateListener() {
 
             @Override
             public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
-                // it may come back as a new, empty server: do not count it before a probe says which
-                verified = false;
+                node.disconnected();
             }
 
             @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
-                probe();
+                node.probe();
             }
         });
+        return node;
     }
 
-    void configure(LongSupplier restartDelayMillis, Duration probeTimeout) {
+    /** The connection dropped: the server may come back as a new, empty one, so it does not count before a probe says which. */
+    public void disconnected() {
+        verified = false;
+    }
+
+    void configure(LongSupplier restartDelayMillis, Duration probeTimeout, CoarseTimeouts timeouts) {
         this.restartDelayMillis = restartDelayMillis;
         this.probeTimeout = probeTimeout;
+        this.timeouts = timeouts;
     }
 
     public String name() {
         return name;
     }
 
-    LettuceLockServer server() {
+    QuorumNodeServer server() {
         return server;
     }
 
@@ -123,12 +143,16 @@ public final class QuorumNode implements AutoCloseable {
     }
 
     /** Asks the server for its run_id, unless a probe is already under way; completes when it answered or failed. */
-    CompletableFuture<Void> probe() {
+    public CompletableFuture<Void> probe() {
         if (!probing.compareAndSet(false, true)) {
             return CompletableFuture.completedFuture(null);
         }
-        return server.runId()
-            .orTimeout(probeTimeout.toMillis(), TimeUnit.MILLISECONDS)
+        CompletableFuture<String> asked = server.runId();
+        CoarseTimeouts limits = timeouts;
+        // the quorum's own tick bounds it (on the engine's clock); a node not yet in a quorum, the JDK's timer
+        CompletableFuture<String> bounded = limits != null ? limits.orTimeout(asked, probeTimeout.toNanos())
+                : asked.orTimeout(probeTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        return bounded
             .handle((id, error) -> {
                 probing.set(false);
                 if (error != null) {
@@ -187,8 +211,13 @@ public final class QuorumNode implements AutoCloseable {
     @Override
     public void close() {
         server.close();
-        if (ownsFactory) {
-            factory.destroy();
+        if (resources != null) {
+            try {
+                resources.close();
+            }
+            catch (Exception ex) {
+                logger.debug("Closing what " + this + " used failed", ex);
+            }
         }
     }
 

@@ -10,7 +10,9 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.IntUnaryOperator;
 
+import dev.leasehold.engine.server.FairQueue;
 import dev.leasehold.engine.server.LockServerException;
+import dev.leasehold.engine.server.QuorumNodeServer;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.Partitions;
@@ -32,7 +34,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * take-back chained after it is sent after anything the step may still run. Acknowledged writes go on a
  * connection of their own ({@link AcknowledgedWrites}); release messages arrive on {@link ReleaseSubscriptions}.
  */
-public class LettuceLockServer extends ScriptedLockServer {
+public class LettuceLockServer extends ScriptedLockServer implements QuorumNodeServer {
 
     private static final Log logger = LogFactory.getLog(LettuceLockServer.class);
 
@@ -226,7 +228,20 @@ public class LettuceLockServer extends ScriptedLockServer {
         return connection.getNativeConnection();
     }
 
+    @Override
+    public LettuceLockServer fairQueue(FairQueue queue) {
+        super.fairQueue(queue);
+        return this;
+    }
+
+    @Override
+    public LettuceLockServer fenceRetention(@Nullable Duration retention) {
+        super.fenceRetention(retention);
+        return this;
+    }
+
     /** The server's {@code run_id} (from INFO server): it changes when the server restarts. */
+    @Override
     public CompletableFuture<String> runId() {
         try {
             return commands().info("server").toCompletableFuture().thenApply(LettuceLockServer::runIdOf);

@@ -56,7 +56,7 @@ public final class QuorumFixture implements AutoCloseable {
         List<QuorumNode> nodes = new ArrayList<>();
         for (TestRedisServer server : servers) {
             var uri = QuorumNodes.parse(server.url());
-            nodes.add(new QuorumNode(QuorumNodes.name(uri),
+            nodes.add(QuorumNode.onLettuce(QuorumNodes.name(uri),
                     QuorumNodes.connectionFactory(uri, settings.redisTimeout(), shared), settings.keyPrefix(), true));
         }
         QuorumLockServer quorum = new QuorumLockServer(nodes, settings.redisTimeout(), settings.leaseTime(), 0.01)
