@@ -49,6 +49,16 @@ public final class LockKeys {
      */
     private volatile String @Nullable [] derived;
 
+    /** How many first tries skip the lean uncontended step after one found the key contended. */
+    private static final int LEAN_SKIPS = 16;
+
+    /**
+     * How many more tries on this key skip the server's lean uncontended step (one that finds the key contended costs
+     * a second round trip): set when one did, counted down by each try that skipped it. A hint shared by the threads
+     * of one engine: a race costs at most a round trip.
+     */
+    private volatile int leanSkips;
+
     public LockKeys(String logicalKey, String lock, String readers, String writerWaiting, String fence,
             String channel, String queue, String queueExpiry) {
         this.logicalKey = logicalKey;
@@ -68,6 +78,26 @@ public final class LockKeys {
         this.lock = lock;
         this.keyPrefix = keyPrefix;
         this.given = null;
+    }
+
+    /** Whether a first try may take the server's lean uncontended step; counts a skipped one down. */
+    public boolean leanStep() {
+        int skips = leanSkips;
+        if (skips == 0) {
+            return true;
+        }
+        leanSkips = skips - 1;
+        return false;
+    }
+
+    /** Whether a release may take the lean step for a quiet grant (no lean step on this key found contention lately). */
+    public boolean leanRelease() {
+        return leanSkips == 0;
+    }
+
+    /** A lean step found the key contended: the next tries and releases go straight to the full step for a while. */
+    public void leanStepMissed() {
+        leanSkips = LEAN_SKIPS;
     }
 
     public static LockKeys of(String keyPrefix, String logicalKey) {
