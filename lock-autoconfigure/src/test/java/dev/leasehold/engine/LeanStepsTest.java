@@ -75,6 +75,13 @@ class LeanStepsTest extends RealRedisEngineTest {
         assertThat(scriptCalls() - before).as("the lean release, then the whole one").isEqualTo(2);
         assertThat(redis.server().command("GET", "lock:{lean-taken}")).as("granted to the queue's head")
             .startsWith("queue-grant:waiter|W");
+
+        // the head's claim is the whole script's grant: its release goes straight to the whole script
+        assertThat(await(server.acquire(waiterKeys, LockMode.EXCLUSIVE, "claim", 30_000, 0, "waiter", QueueTry.QUEUED))
+            .granted()).isTrue();
+        before = scriptCalls();
+        assertThat(await(server.release(waiterKeys, LockMode.EXCLUSIVE, "claim"))).isTrue();
+        assertThat(scriptCalls() - before).as("the release of a grant the whole script made").isEqualTo(1);
     }
 
     @Test

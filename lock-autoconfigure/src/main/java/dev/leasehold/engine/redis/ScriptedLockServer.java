@@ -125,6 +125,7 @@ public abstract class ScriptedLockServer implements LockServer {
             List<String> leanArgs = List.of(token, texts.lease(leaseMillis), texts.queue().tokenBlock());
             return this.<List<?>>eval(LockScript.ACQUIRE_UNCONTENDED, Reply.LIST, leanKeys, leanArgs).thenCompose(reply -> {
                 if ((Long) reply.get(0) != -1L) {
+                    keys.granted(true);
                     return CompletableFuture.completedFuture(ScriptReplies.toGrant(reply));
                 }
                 keys.leanStepMissed();
@@ -153,7 +154,13 @@ public abstract class ScriptedLockServer implements LockServer {
         List<String> args = List.of(token, texts.lease(leaseMillis), fenceMode(),
                 reservesFences() ? texts.queue().tokenBlock() : "1", thisTry, waiterId, queueSettings(keys), keys.channel());
         if (!acknowledged()) {
-            return this.<List<?>>eval(script, Reply.LIST, scriptKeys, args).thenApply(ScriptReplies::toGrant);
+            return this.<List<?>>eval(script, Reply.LIST, scriptKeys, args).thenApply(reply -> {
+                Grant grant = ScriptReplies.toGrant(reply);
+                if (grant.granted() && mode != LockMode.READ) {
+                    keys.granted(false); // its release takes the whole script
+                }
+                return grant;
+            });
         }
         return this.<List<?>>evalAcknowledged(script, Reply.LIST, scriptKeys, args, ackReplicas, ackTimeout)
             .thenCompose(acked -> {

@@ -59,6 +59,9 @@ public final class LockKeys {
      */
     private volatile int leanSkips;
 
+    /** Whether the key's last grant to this engine came from the lean step ({@link #leanRelease}). */
+    private volatile boolean leanGranted;
+
     public LockKeys(String logicalKey, String lock, String readers, String writerWaiting, String fence,
             String channel, String queue, String queueExpiry) {
         this.logicalKey = logicalKey;
@@ -90,12 +93,23 @@ public final class LockKeys {
         return false;
     }
 
-    /** Whether a release may take the lean step for a quiet grant (no lean step on this key found contention lately). */
+    /**
+     * Whether a release may take the lean step: the key's last grant to this engine was the lean step's (one engine
+     * holds a key through one grant at a time), so it was quiet then, and no lean step of this engine found the key
+     * contended since.
+     */
     public boolean leanRelease() {
-        return leanSkips == 0;
+        return leanGranted && leanSkips == 0;
     }
 
-    /** A lean step found the key contended: the next tries and releases go straight to the full step for a while. */
+    /** Records whether the lean step made the key's last grant to this engine. */
+    public void granted(boolean byLeanStep) {
+        if (leanGranted != byLeanStep) {
+            leanGranted = byLeanStep;
+        }
+    }
+
+    /** A lean step found the key contended: the next tries go straight to the full step for a while. */
     public void leanStepMissed() {
         leanSkips = LEAN_SKIPS;
     }
