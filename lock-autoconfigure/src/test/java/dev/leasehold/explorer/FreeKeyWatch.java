@@ -162,7 +162,7 @@ final class FreeKeyWatch {
         String id = instance.engine.instanceId();
         for (String key : run.keys) {
             LockKeys names = LockKeys.of("lock:", key);
-            boolean left = run.redis.queues(names, id + "|W") || SimQueue.grantAbove(run.redis.lockValue(names), id + "|W") >= 0;
+            boolean left = run.redis.queues(names, id + "|W") || run.redis.queues(names, id + "|R") || SimQueue.grantAbove(run.redis.lockValue(names), id + "|W") >= 0;
             boolean excused;
             synchronized (instance.connection) {
                 excused = instance.connection.withdrawDropped.contains(key);

@@ -45,6 +45,14 @@ final class RunCheck {
                 if (value != null && instance.connection.tokens.stream().anyMatch(value::startsWith) && !releaseDropped) {
                     leftovers.add(instance.name + " still holds " + key + " in Redis after close() (" + value + ")");
                 }
+                // a reader's lease too (its release dropped: it runs out on its own, as a writer's)
+                List<String> readersLeft;
+                synchronized (instance.connection) {
+                    readersLeft = redis.liveReaders(names).stream().filter(instance.connection.tokens::contains)
+                        .filter(token -> !instance.connection.releaseDropped.contains(token)).toList();
+                }
+                readersLeft.forEach(token -> leftovers.add(instance.name + " still holds " + key + " in Redis after close() (reader "
+                            + world.tokenName(token) + ")"));
                 boolean withdrawDropped;
                 synchronized (instance.connection) {
                     withdrawDropped = instance.connection.withdrawDropped.contains(key);
@@ -76,7 +84,7 @@ final class RunCheck {
             for (int i = 0; i < operations.ended.size(); i++) {
                 History.Section section = operations.ended.get(i);
                 boolean told = section.toldLost() || wasLost(operations.endedHandles.get(i));
-                history.section(new History.Section(section.id(), section.instance(), section.key(), false,
+                history.section(new History.Section(section.id(), section.instance(), section.key(), section.shared(),
                         section.token(), section.reentry(), section.op(), section.callStart(), section.grantedAt(),
                         section.endAt(), section.holdNanos(), section.verdict(), section.heldBefore(), false, told));
             }

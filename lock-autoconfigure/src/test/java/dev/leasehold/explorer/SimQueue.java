@@ -110,6 +110,11 @@ final class SimQueue {
         return wait;
     }
 
+    /** ZRANGE 0 -1: the queue's members, first come first, expired ones included (no pruning). */
+    List<String> members(String queueKey) {
+        return exists(queueKey) ? new ArrayList<>(queues.get(queueKey).keySet()) : List.of();
+    }
+
     /** ZRANK: the member's place in the queue (0: its head), -1 when it is not queued. */
     int rank(String queueKey, String member) {
         return exists(queueKey) ? new ArrayList<>(queues.get(queueKey).keySet()).indexOf(member) : -1;
@@ -181,13 +186,25 @@ final class SimQueue {
         if (head == null) {
             return;
         }
-        // no readers: the head is a writer (exclusive); it leaves the queue with its grant
-        if (!lookOnly) {
-            strings.set(keys.lock(), "queue-grant:" + head + (grantAbove > 0 ? "@" + grantAbove : ""),
-                    settings.claimMillis());
-            dequeue(keys.queue(), head);
+        // a writer head alone; reader heads: every consecutive reader from the head (ZRANGE 0 63), up to a writer
+        List<String> heads = head.endsWith("|W") ? List.of(head) : members(keys.queue());
+        for (int i = 0; i < heads.size() && i < 64; i++) {
+            String member = heads.get(i);
+            boolean exclusiveHead = member.endsWith("|W");
+            if (exclusiveHead && i > 0) {
+                break;
+            }
+            // an exclusive head leaves the queue with its grant; readers are told to come and take their leases
+            if (exclusiveHead && !lookOnly) {
+                strings.set(keys.lock(), "queue-grant:" + member + (grantAbove > 0 ? "@" + grantAbove : ""),
+                        settings.claimMillis());
+                dequeue(keys.queue(), member);
+            }
+            publish.accept(keys.channel() + ":" + instanceOf(member), exclusiveHead ? "g" : "r");
+            if (exclusiveHead) {
+                break;
+            }
         }
-        publish.accept(keys.channel() + ":" + head.substring(0, head.length() - 2), "g");
     }
 
     // ---- reads for the explorer's checks

@@ -192,7 +192,15 @@ abstract class SimWire {
      * pooled connection), so a release sent after it may reach Redis first ({@link #runPastRenewal()}).
      */
     synchronized boolean renewalAhead() {
-        return sent.size() > 1 && sent.peek().what.startsWith(name + " renew");
+        return sent.size() > 1 && overtakable(sent.peek());
+    }
+
+    /**
+     * An exclusive renewal, which the Jedis path may send on another key's stripe. A reader's goes alone on its readers
+     * key's stripe, as its release does: nothing of its key overtakes it.
+     */
+    private boolean overtakable(Step step) {
+        return step.what.startsWith(name + " renew") && !step.what.contains(" READ ");
     }
 
     /** The key of a token reservation sent and not yet answered to the engine, or null. */
@@ -208,7 +216,7 @@ abstract class SimWire {
     }
 
     synchronized boolean renewalFirst() {
-        return !sent.isEmpty() && sent.peek().what.startsWith(name + " renew");
+        return !sent.isEmpty() && overtakable(sent.peek());
     }
 
     /** The server runs the first step sent after the renewals at the head of the connection, before them. */
@@ -216,7 +224,7 @@ abstract class SimWire {
         Step step = null;
         synchronized (this) {
             for (Step each : sent) {
-                if (!each.what.startsWith(name + " renew")) {
+                if (!overtakable(each)) {
                     step = each;
                     break;
                 }
