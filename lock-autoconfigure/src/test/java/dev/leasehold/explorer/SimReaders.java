@@ -186,18 +186,22 @@ final class SimReaders {
             add(keys.readers(), token, nowMs + keepMs, keepMs);
             return true;
         }
-        if (!remove(keys.readers(), token)) {
+        Long leaseEnd = score(keys.readers(), token);
+        if (leaseEnd == null) {
             return false;
         }
+        remove(keys.readers(), token);
+        // a read lease that ran out is not released, though nothing removed it yet; the wake-up still runs
+        boolean released = leaseEnd > nowMs;
         if (countFrom(keys.readers(), nowMs) > 0) {
-            return true;
+            return released;
         }
         delete(keys.readers());
         if (!queue.exists(keys.queue()) || strings.get(keys.lock()) != null) {
-            return true;
+            return released;
         }
         queue.wakeHead(keys, nowMs, false, 0);
-        return true;
+        return released;
     }
 
     /** renew_shared.lua: extends this reader's lease only if it is still live. */
