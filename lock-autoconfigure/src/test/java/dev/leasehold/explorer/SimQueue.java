@@ -16,7 +16,8 @@ import dev.leasehold.engine.server.LockKeys;
  * queue keys last as long as their longest entry; each instance's liveness key says it is alive, and a head whose
  * instance is not is dropped (unless its entry expires within the entry timeout anyway). The head is woken with a
  * grant ('queue-grant:member' in the lock's value, the head leaving the queue with it) or, while the key is still
- * held a while (holdAtLeast), only told to look again. Readers (READ mode) are not simulated. Runs only on the
+ * held a while (holdAtLeast), only told to look again; reader heads ('|R', every consecutive one from the head up to a
+ * writer) are told to come and take their read leases ({@link SimReaders}). Runs only on the
  * explorer's thread, as {@link SimRedis}.
  */
 final class SimQueue {
@@ -97,7 +98,7 @@ final class SimQueue {
         boolean joined = members.putIfAbsent(member, nowMicros) == null;
         int rank = new ArrayList<>(members.keySet()).indexOf(member);
         long wait = Math.min(waitMs, settings.refreshMillis() + settings.claimMillis() * rank);
-        // a writer's entry: this sleep and the looks' after it (look.lua writes nothing); readers are not simulated
+        // a writer's entry: this sleep and the looks' after it (look.lua writes nothing); a reader's: this sleep
         long keepMs = (member.endsWith("|W") ? 3 : 1) * wait + entryMs;
         queueExpiries.computeIfAbsent(queueKey, k -> new HashMap<>()).put(member, nowMicros / 1000 + keepMs);
         Long keyExpiry = queueKeyExpiresAtMicros.get(queueKey);

@@ -15,15 +15,20 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
 import dev.leasehold.engine.server.QueueTry;
 
 /**
- * One simulated Redis: the exclusive-lock scripts' semantics on its data, step for step as the {@code .lua} files
- * (acquire_exclusive, release_exclusive, renew_exclusive(_many), reserve_fences, withdraw, is_locked): owner tokens
+ * One simulated Redis: the lock scripts' semantics on its data, step for step as the {@code .lua} files
+ * (acquire_exclusive, release_exclusive, renew_exclusive(_many), reserve_fences, withdraw, is_locked, and the shared
+ * ones in {@link SimReaders}): owner tokens
  * in the lock's value ('token@last fencing token', 'token#last' for a quiet grant: nobody queued, so its release
  * does not look at the queue), compare-then-act release and renewal, reserved blocks for hand-offs, a holdAtLeast
  * release that keeps the key in a value no token owns, leases as expiries on the virtual clock. The scripts share
  * their parts as the {@code .lua} files do: the string keys and the server's clock ({@link SimStrings}), fence.lua's
  * clock rule of fencing tokens with the counter key's retention ({@link SimFences}), queue.lua's fair queue in
- * liveness mode with its grants and the instances' liveness keys ({@link SimQueue}). Readers (READ mode) are not
- * simulated. Runs only on the explorer's thread (one command at a time, as Redis).
+ * liveness mode with its grants and the instances' liveness keys ({@link SimQueue}), and readers ({@link SimReaders}:
+ * the readers zset, acquire_shared, release_shared, renew_shared). The exclusive acquire honours readers as
+ * acquire_exclusive.lua does: refused while a live reader holds (expired ones removed first), it sets the
+ * writer-waiting marker when asked (the engine asks only where no queue keeps readers out) and queues as '|W';
+ * a withdrawal wakes the queue only when no live reader holds. Runs only on the explorer's thread (one command at a
+ * time, as Redis).
  */
 final class SimRedis {
 
