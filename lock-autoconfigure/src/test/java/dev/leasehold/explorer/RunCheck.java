@@ -53,17 +53,14 @@ final class RunCheck {
                 }
                 readersLeft.forEach(token -> leftovers.add(instance.name + " still holds " + key + " in Redis after close() (reader "
                             + world.tokenName(token) + ")"));
-                boolean withdrawDropped;
-                synchronized (instance.connection) {
-                    withdrawDropped = instance.connection.withdrawDropped.contains(key);
-                }
+                boolean withdrawDropped = instance.connection.withdrawDropped(key, "|W");
                 // an entry whose withdraw a fault dropped stays until it expires (the engine cannot know it was lost),
                 // and a release may grant the key to it meanwhile
                 if (value != null && value.startsWith("queue-grant:" + instance.engine.instanceId()) && !withdrawDropped) {
                     leftovers.add(instance.name + " was granted " + key + " by the queue after close() (" + value + ")");
                 }
                 redis.queued(names).stream().filter(member -> member.startsWith(instance.engine.instanceId()))
-                    .filter(member -> !withdrawDropped)
+                    .filter(member -> !instance.connection.withdrawDropped(key, member))
                     .forEach(member -> leftovers.add(instance.name + " still queues for " + key + " after close()"));
             }
             for (VirtualScheduler lane : instance.lanes) {

@@ -65,7 +65,7 @@ final class SimConnection extends SimWire implements LockServer {
         CompletableFuture<Grant> reply = send(name + " acquire " + keys.logicalKey() + (shared ? " READ " : " ")
                 + token(token) + (queueTry.joins() ? " queue" : ""),
                 () -> redis.acquire(keys, shared, token, leaseMillis, writerWaitingMillis, waiterId, queueTry),
-                queueTry.joins() ? keys.logicalKey() : null, false, null);
+                queueTry.joins() ? keys.logicalKey() : null, false, null, shared ? "|R" : "|W");
         return queueTry == QueueTry.QUEUED && lookLatencyNanos > 0 ? late(reply) : reply;
     }
 

@@ -40,6 +40,9 @@ abstract class SimWire {
 
         boolean withdraw;
 
+        /** An acquire's queue entry: '|W' or '|R'. */
+        String entry = "|W";
+
         /** The owner token a release gives back, or null. */
         String releasedToken;
 
@@ -78,10 +81,16 @@ abstract class SimWire {
     private final Set<String> subscribed = new LinkedHashSet<>();
 
     /**
-     * Keys whose last queue write of this instance was a withdraw that never reached Redis (dropped by a fault): the
-     * entry stays until it expires (the fair queue's entry timeout), a limit the engine cannot lift.
+     * Queue entries ('key|W', 'key|R') whose last write of this instance was a withdraw that never reached Redis
+     * (dropped by a fault): the entry stays until it expires (the fair queue's entry timeout), a limit the engine
+     * cannot lift. A later try rewrites only its own mode's entry; a withdraw, both.
      */
-    final Set<String> withdrawDropped = new HashSet<>();
+    private final Set<String> withdrawDropped = new HashSet<>();
+
+    /** Whether a dropped withdraw left the entry of {@code member}'s mode ('|W' or '|R') for the key. */
+    synchronized boolean withdrawDropped(String key, String member) {
+        return withdrawDropped.contains(key + member.substring(member.length() - 2));
+    }
 
     /**
      * Owner tokens whose release a fault dropped before it reached Redis: the key stays taken until its lease runs
@@ -133,10 +142,16 @@ abstract class SimWire {
      * A command queued until the explorer runs it; {@code queueKey}, {@code withdraw}, {@code releasedToken}: what it
      * writes that a fault dropping it leaves behind (see {@link #withdrawDropped}, {@link #releaseDropped}).
      */
-    @SuppressWarnings("unchecked")
     <T> CompletableFuture<T> send(String what, Supplier<Object> onServer, String queueKey, boolean withdraw,
             String releasedToken) {
+        return send(what, onServer, queueKey, withdraw, releasedToken, "|W");
+    }
+
+    @SuppressWarnings("unchecked")
+    <T> CompletableFuture<T> send(String what, Supplier<Object> onServer, String queueKey, boolean withdraw,
+            String releasedToken, String entry) {
         Step step = new Step(what, onServer);
+        step.entry = entry;
         step.queueKey = queueKey;
         step.withdraw = withdraw;
         step.releasedToken = releasedToken;
@@ -251,10 +266,15 @@ abstract class SimWire {
         if (step.queueKey != null) {
             synchronized (this) {
                 if (drop && step.withdraw) {
-                    withdrawDropped.add(step.queueKey);
+                    withdrawDropped.add(step.queueKey + "|W");
+                    withdrawDropped.add(step.queueKey + "|R");
+                }
+                else if (!drop && step.withdraw) {
+                    withdrawDropped.remove(step.queueKey + "|W");
+                    withdrawDropped.remove(step.queueKey + "|R");
                 }
                 else if (!drop) {
-                    withdrawDropped.remove(step.queueKey);
+                    withdrawDropped.remove(step.queueKey + step.entry);
                 }
             }
         }
