@@ -165,8 +165,8 @@ final class FreeKeyWatch {
             SimConnection connection = instance.connection;
             // an entry a dropped withdraw left is excused (it expires on its own)
             boolean leftWriter = (run.redis.queues(names, id + "|W")
-                    || SimQueue.grantAbove(run.redis.lockValue(names), id + "|W") >= 0) && !connection.withdrawDropped(key, "|W");
-            boolean leftReader = run.redis.queues(names, id + "|R") && !connection.withdrawDropped(key, "|R");
+                    || SimQueue.grantAbove(run.redis.lockValue(names), id + "|W") >= 0) && !connection.dropped.withdrawDropped(key, "|W");
+            boolean leftReader = run.redis.queues(names, id + "|R") && !connection.dropped.withdrawDropped(key, "|R");
             if ((leftWriter || leftReader) && !connection.queueWriteOnItsWay(key)) {
                 violations.add(new HistoryChecker.Violation(run.history.now(), "L2 " + instance.name
                         + "'s close() returned while Redis still queued it for " + key + ", no withdrawal on its way"

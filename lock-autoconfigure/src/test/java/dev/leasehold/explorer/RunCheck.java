@@ -37,10 +37,7 @@ final class RunCheck {
             for (String key : run.keys) {
                 LockKeys names = LockKeys.of("lock:", key);
                 String value = redis.lockValue(names);
-                boolean releaseDropped;
-                synchronized (instance.connection) {
-                    releaseDropped = value != null && instance.connection.releaseDropped.stream().anyMatch(value::startsWith);
-                }
+                boolean releaseDropped = value != null && instance.connection.dropped.anyReleaseDropped(value::startsWith);
                 // a release a fault dropped leaves the key taken until its lease runs out: the documented limit
                 if (value != null && instance.connection.tokens.stream().anyMatch(value::startsWith) && !releaseDropped) {
                     leftovers.add(instance.name + " still holds " + key + " in Redis after close() (" + value + ")");
@@ -49,18 +46,18 @@ final class RunCheck {
                 List<String> readersLeft;
                 synchronized (instance.connection) {
                     readersLeft = redis.liveReaders(names).stream().filter(instance.connection.tokens::contains)
-                        .filter(token -> !instance.connection.releaseDropped.contains(token)).toList();
+                        .filter(token -> !instance.connection.dropped.anyReleaseDropped(token::equals)).toList();
                 }
                 readersLeft.forEach(token -> leftovers.add(instance.name + " still holds " + key + " in Redis after close() (reader "
                             + world.tokenName(token) + ")"));
-                boolean withdrawDropped = instance.connection.withdrawDropped(key, "|W");
+                boolean withdrawDropped = instance.connection.dropped.withdrawDropped(key, "|W");
                 // an entry whose withdraw a fault dropped stays until it expires (the engine cannot know it was lost),
                 // and a release may grant the key to it meanwhile
                 if (value != null && value.startsWith("queue-grant:" + instance.engine.instanceId()) && !withdrawDropped) {
                     leftovers.add(instance.name + " was granted " + key + " by the queue after close() (" + value + ")");
                 }
                 redis.queued(names).stream().filter(member -> member.startsWith(instance.engine.instanceId()))
-                    .filter(member -> !instance.connection.withdrawDropped(key, member))
+                    .filter(member -> !instance.connection.dropped.withdrawDropped(key, member))
                     .forEach(member -> leftovers.add(instance.name + " still queues for " + key + " after close()"));
             }
             for (VirtualScheduler lane : instance.lanes) {

@@ -2,7 +2,6 @@ package dev.leasehold.explorer;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -80,23 +79,8 @@ abstract class SimWire {
 
     private final Set<String> subscribed = new LinkedHashSet<>();
 
-    /**
-     * Queue entries ('key|W', 'key|R') whose last write of this instance was a withdraw that never reached Redis
-     * (dropped by a fault): the entry stays until it expires (the fair queue's entry timeout), a limit the engine
-     * cannot lift. A later try rewrites only its own mode's entry; a withdraw, both.
-     */
-    private final Set<String> withdrawDropped = new HashSet<>();
-
-    /** Whether a dropped withdraw left the entry of {@code member}'s mode ('|W' or '|R') for the key. */
-    synchronized boolean withdrawDropped(String key, String member) {
-        return withdrawDropped.contains(key + member.substring(member.length() - 2));
-    }
-
-    /**
-     * Owner tokens whose release a fault dropped before it reached Redis: the key stays taken until its lease runs
-     * out (the watchdog no longer renews it), a limit the engine cannot lift either.
-     */
-    final Set<String> releaseDropped = new HashSet<>();
+    /** What this instance's dropped withdraws and releases left in Redis. */
+    final DroppedWrites dropped = new DroppedWrites();
 
     /** What Redis told this instance about its leases, as delivered. */
     final RedisSaid said = new RedisSaid();
@@ -140,7 +124,7 @@ abstract class SimWire {
 
     /**
      * A command queued until the explorer runs it; {@code queueKey}, {@code withdraw}, {@code releasedToken}: what it
-     * writes that a fault dropping it leaves behind (see {@link #withdrawDropped}, {@link #releaseDropped}).
+     * writes that a fault dropping it leaves behind (see {@link DroppedWrites}).
      */
     <T> CompletableFuture<T> send(String what, Supplier<Object> onServer, String queueKey, boolean withdraw,
             String releasedToken) {
@@ -264,24 +248,10 @@ abstract class SimWire {
 
     private void run(Step step, boolean drop) {
         if (step.queueKey != null) {
-            synchronized (this) {
-                if (drop && step.withdraw) {
-                    withdrawDropped.add(step.queueKey + "|W");
-                    withdrawDropped.add(step.queueKey + "|R");
-                }
-                else if (!drop && step.withdraw) {
-                    withdrawDropped.remove(step.queueKey + "|W");
-                    withdrawDropped.remove(step.queueKey + "|R");
-                }
-                else if (!drop) {
-                    withdrawDropped.remove(step.queueKey + step.entry);
-                }
-            }
+            dropped.queueWrite(step.queueKey, step.withdraw, step.entry, drop);
         }
         if (drop && step.releasedToken != null) {
-            synchronized (this) {
-                releaseDropped.add(step.releasedToken);
-            }
+            dropped.releaseDropped(step.releasedToken);
         }
         if (drop) {
             lastLossAt = redis.world.now();
