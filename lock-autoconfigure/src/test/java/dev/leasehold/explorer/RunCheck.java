@@ -66,6 +66,8 @@ final class RunCheck {
                 }
             }
         }
+        redis.failures.forEach(failure -> leftovers.add("the simulated Redis failed (a mistake of the simulation): "
+                + failure));
         redis.extendedAfterRelease.forEach(renewal -> leftovers.add("a renewal extended a lease after its release ran"
                 + " (the key kept a whole lease for nobody): " + renewal));
         Thread.getAllStackTraces().keySet().stream()

@@ -57,6 +57,13 @@ final class SimRedis {
     /** Every token block issued, in order: the server's truth the checker reads (tokens only go up). */
     final List<Issued> issued = new ArrayList<>();
 
+    /** Commands the simulation itself failed on (its own mistakes: RunCheck reports them). */
+    final List<String> failures = new ArrayList<>();
+
+    void failed(String what) {
+        failures.add(what);
+    }
+
     /** When a release or a withdraw last ran per key (virtual ns): where {@link FreeKeyWatch} begins to look. */
     final Map<String, Long> releasedAt = new HashMap<>();
 
@@ -304,7 +311,7 @@ final class SimRedis {
             if (holder == null && readers.countFrom(keys.readers(), nowMs + 1) == 0) {
                 queue.wakeHead(keys, nowMs, false, 0);
             }
-            else if (holder.startsWith("released:")) {
+            else if (holder != null && holder.startsWith("released:")) {
                 // a holdAtLeast nobody owns ends without a release: the new head is told to look again
                 queue.wakeHead(keys, nowMs, true, 0);
             }

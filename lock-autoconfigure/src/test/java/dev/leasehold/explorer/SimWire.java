@@ -267,6 +267,7 @@ abstract class SimWire {
         }
         catch (RuntimeException ex) {
             step.result = ex;
+            redis.failed(step.what + ": " + ex); // no script throws: the simulation's own mistake, which must not pass for a reply
         }
         synchronized (this) {
             answered.add(step);
