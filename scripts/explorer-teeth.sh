@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Teeth of the deterministic explorer (docs/testing-leasehold.md): each defect fixed earlier is put back (a patch in
 # scripts/explorer-teeth/: D* from earlier waves, I31-* issue 31's items, the engine parts against c89b3b7's code; FS*
-# the free-key stalls, against 23cd2a1's; LV1 the fair queue's liveness heartbeat (001d2bb's fix), against 917edd1's)
+# the free-key stalls, against 23cd2a1's; LV1 the fair queue's liveness heartbeat (001d2bb's fix), against 917edd1's;
+# RD* readers, against ff96e5d's)
 # in a scratch git worktree of HEAD, and the explorer runs on it for up to LIMIT seconds (default 300). A violation
 # counts only if the same seed passes on HEAD without the patch (a run that fails there too is a finding of its own,
 # listed, and the search goes on from the next seed). Prints, per defect: found or not, after how long, the rule.

@@ -15,7 +15,7 @@ import dev.leasehold.campaign.History.Section;
 /**
  * Checks a recorded {@link History} against the contract. Safety: (S1) two sections on a key overlap only
  * if the older holder was told it lost the lock, and a section the fenced store refused was told too;
- * (S2) fencing tokens strictly increase per key in grant order (a grant counts as after another only if
+ * (S2) fencing tokens strictly increase per key in grant order, readers' and writers' alike (a grant counts as after another only if
  * its call began after the other was granted), a re-entry is granted only while its holding is held, and every token in a loss was granted to a caller; (S3) no public method threw
  * what its contract does not name. Liveness: (L1) no wait timed out while the key stood free, in the
  * history and away from any fault (and its grace), for longer than {@code freeBound}. Leftovers (L2) come from the run.
@@ -228,19 +228,21 @@ public final class HistoryChecker {
      */
     private static void tokensIncrease(List<Section> onKey, List<Violation> violations,
             java.util.function.Predicate<Section> keyLostUnder) {
-        // a re-entry is not a grant (no new token): S1 judges it with its holding
-        List<Section> exclusive = onKey.stream()
-            .filter(section -> !section.shared() && !section.reentry() && section.token() > 0)
+        // a re-entry is not a grant (no new token): S1 judges it with its holding. Readers too: every handle's token is
+        // strictly increasing per key (docs/lock-service.md), a reader's above every grant before its call, and a writer's
+        // above every reader's before it
+        List<Section> grants = onKey.stream()
+            .filter(section -> !section.reentry() && section.token() > 0)
             .toList();
         // sorted by grant time: the highest token granted before each call began, found by binary search
-        long[] grantedAt = exclusive.stream().mapToLong(Section::grantedAt).toArray();
-        Section[] highestSoFar = new Section[exclusive.size()];
-        for (int i = 0; i < exclusive.size(); i++) {
+        long[] grantedAt = grants.stream().mapToLong(Section::grantedAt).toArray();
+        Section[] highestSoFar = new Section[grants.size()];
+        for (int i = 0; i < grants.size(); i++) {
             Section previous = i == 0 ? null : highestSoFar[i - 1];
-            Section current = exclusive.get(i);
+            Section current = grants.get(i);
             highestSoFar[i] = previous == null || current.token() > previous.token() ? current : previous;
         }
-        for (Section section : exclusive) {
+        for (Section section : grants) {
             int before = lastBefore(grantedAt, section.callStart());
             if (before < 0) {
                 continue;

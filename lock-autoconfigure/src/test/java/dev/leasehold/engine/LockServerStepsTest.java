@@ -72,6 +72,39 @@ class LockServerStepsTest {
     }
 
     /**
+     * A read lease that ran out stays in the readers zset until a script removes it, and the zset lives as long as its
+     * longest lease (a holdAtLeast release shortens a reader's lease, not the zset's); a withdrawal counts only live
+     * readers, so it may grant the key to a queued writer while the expired reader is still there. That reader's late
+     * release then removed it and answered "released", and its holder was never told that a writer had the key
+     * meanwhile. A read lease that ran out is not released.
+     */
+    @Test
+    void aReadLeaseThatRanOutIsNotReleasedOnceAWithdrawalGaveTheKeyToAWriter() throws Exception {
+        LockKeys keys = LockKeys.of("lock:", "reader-ran-out");
+        assertThat(await(server.acquire(keys, LockMode.READ, "r", 50, 0, "r", QueueTry.JOIN)).granted()).isTrue();
+        // another reader, on a long lease, released with a short holdAtLeast: the zset outlives both leases
+        assertThat(await(server.acquire(keys, LockMode.READ, "r2", 30_000, 0, "r2", QueueTry.JOIN)).granted()).isTrue();
+        assertThat(await(server.release(keys, LockMode.READ, "r2", 50))).isTrue();
+        // two writers queue behind the reader
+        assertThat(await(server.acquire(keys, LockMode.WRITE, "x-try", 30_000, 0, "x", QueueTry.JOIN)).granted()).isFalse();
+        assertThat(await(server.acquire(keys, LockMode.WRITE, "w-try", 30_000, 0, "w", QueueTry.JOIN)).granted()).isFalse();
+        Await.until(Duration.ofSeconds(5), "the read lease ran out", () -> {
+            try {
+                return !await(server.isLocked(keys));
+            }
+            catch (Exception ex) {
+                throw new IllegalStateException(ex);
+            }
+        });
+        // the first writer gives up: its withdrawal hands the key to the next, which claims it
+        assertThat(await(server.withdraw(keys, "x"))).isTrue();
+        assertThat(await(server.acquire(keys, LockMode.WRITE, "w", 30_000, 0, "w", QueueTry.QUEUED)).granted()).isTrue();
+        // the reader comes back late: its lease is gone, so the release must say so (its holder is told)
+        assertThat(await(server.release(keys, LockMode.READ, "r"))).isFalse();
+        assertThat(await(server.release(keys, LockMode.WRITE, "w"))).isTrue();
+    }
+
+    /**
      * The last token a grant hands out is kept in the lock's value while it is held, and in a counter key only
      * when a block reaches past the clock: at the grant when it reaches past the lease (the key could expire
      * first), at the release when the clock has not passed it yet. Either way the next grant is above it. The

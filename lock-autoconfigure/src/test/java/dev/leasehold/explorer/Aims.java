@@ -100,7 +100,7 @@ final class Aims {
                                 aimed(refusalRead ? "aim: come back once a renewal was refused while a release lingers"
                                         : "aim: come back while a release lingers", () -> {
                             started.run();
-                            operations.tryLock(other, line.key(), Duration.ofMillis(300), null);
+                            operations.tryLock(other, line.key(), dev.leasehold.LockMode.EXCLUSIVE, Duration.ofMillis(300), null);
                         })));
                     }
                 }

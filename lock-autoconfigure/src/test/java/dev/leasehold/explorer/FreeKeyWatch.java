@@ -162,12 +162,12 @@ final class FreeKeyWatch {
         String id = instance.engine.instanceId();
         for (String key : run.keys) {
             LockKeys names = LockKeys.of("lock:", key);
-            boolean left = run.redis.queues(names, id + "|W") || SimQueue.grantAbove(run.redis.lockValue(names), id + "|W") >= 0;
-            boolean excused;
-            synchronized (instance.connection) {
-                excused = instance.connection.withdrawDropped.contains(key);
-            }
-            if (left && !excused && !instance.connection.queueWriteOnItsWay(key)) {
+            SimConnection connection = instance.connection;
+            // an entry a dropped withdraw left is excused (it expires on its own)
+            boolean leftWriter = (run.redis.queues(names, id + "|W")
+                    || SimQueue.grantAbove(run.redis.lockValue(names), id + "|W") >= 0) && !connection.dropped.withdrawDropped(key, "|W");
+            boolean leftReader = run.redis.queues(names, id + "|R") && !connection.dropped.withdrawDropped(key, "|R");
+            if ((leftWriter || leftReader) && !connection.queueWriteOnItsWay(key)) {
                 violations.add(new HistoryChecker.Violation(run.history.now(), "L2 " + instance.name
                         + "'s close() returned while Redis still queued it for " + key + ", no withdrawal on its way"
                         + (instance.connection.slow.anyDescheduled() ? " (a caller of it still descheduled)" : "")));

@@ -59,7 +59,7 @@ final class Nemesis {
     void loseKey(String key) {
         world.trace("NEMESIS the lock of " + key + " is lost (as by a failover)");
         long start = history.now();
-        redis.delete(LockKeys.of("lock:", key).lock());
+        redis.lose(LockKeys.of("lock:", key));
         history.fault("delete-key", "redis " + key, start, history.now());
     }
 }

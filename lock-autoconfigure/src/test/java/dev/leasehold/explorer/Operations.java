@@ -90,6 +90,17 @@ final class Operations {
         return pick < 2 ? lease.multipliedBy(2) : pick == 2 ? Duration.ofMillis(100 + random.nextInt(300)) : null;
     }
 
+    /**
+     * A third of the acquisitions READ in a standard run, a sixth in hand-off and liveness runs (shaped for writers'
+     * hand-offs and queue entries); the rest WRITE or EXCLUSIVE, the same lock.
+     */
+    private LockMode someMode() {
+        if (random.nextInt(handOffs || liveness ? 6 : 3) == 0) {
+            return LockMode.READ;
+        }
+        return random.nextBoolean() ? LockMode.WRITE : LockMode.EXCLUSIVE;
+    }
+
     private String someKey() {
         return keys.get(random.nextInt(keys.size()));
     }
@@ -106,13 +117,13 @@ final class Operations {
             return startForLiveness(client, mine, choice);
         }
         if (choice < 28) {
-            return tryLock(client, someKey(), someWait(), someLease());
+            return tryLock(client, someKey(), someMode(), someWait(), someLease());
         }
         if (choice < 56) {
-            return tryLockAsync(client, someKey(), someWait(), someLease());
+            return tryLockAsync(client, someKey(), someMode(), someWait(), someLease());
         }
         if (mine.isEmpty()) {
-            return tryLockAsync(client, someKey(), someWait(), null);
+            return tryLockAsync(client, someKey(), someMode(), someWait(), null);
         }
         Section section = mine.get(random.nextInt(mine.size()));
         if (choice < 74) {
@@ -136,8 +147,8 @@ final class Operations {
      */
     private String startForHandOffs(Client client, List<Section> mine, int choice) {
         if (mine.isEmpty()) {
-            return choice < 70 ? tryLock(client, someKey(), someWait(), someLease())
-                    : tryLockAsync(client, someKey(), someWait(), someLease());
+            return choice < 70 ? tryLock(client, someKey(), someMode(), someWait(), someLease())
+                    : tryLockAsync(client, someKey(), someMode(), someWait(), someLease());
         }
         Section section = mine.get(random.nextInt(mine.size()));
         if (choice < 60) {
@@ -158,7 +169,8 @@ final class Operations {
     /** A liveness run: blocking waits (its instance's only waiter) queued for several refresh intervals, closes. */
     private String startForLiveness(Client client, List<Section> mine, int choice) {
         if (mine.isEmpty()) {
-            return tryLock(client, someKey(), choice < 80 ? Duration.ofSeconds(6) : Duration.ofSeconds(2), null);
+            return tryLock(client, someKey(), someMode(), choice < 80 ? Duration.ofSeconds(6) : Duration.ofSeconds(2),
+                    null);
         }
         Section section = mine.get(random.nextInt(mine.size()));
         return choice < 85 ? close(client, section, false) : holdAtLeast(client, section);
@@ -170,8 +182,8 @@ final class Operations {
                 && (section.owner == null || section.owner == client)).toList();
     }
 
-    String tryLock(Client client, String key, Duration wait, Duration leaseTime) {
-        String what = client.getName() + " tryLock " + key + " wait " + wait.toMillis() + " ms" + lease(leaseTime);
+    String tryLock(Client client, String key, LockMode asked, Duration wait, Duration leaseTime) {
+        String what = client.getName() + " tryLock " + key + mode(asked) + " wait " + wait.toMillis() + " ms" + lease(leaseTime);
         client.hand(what, () -> {
             long start = history.now();
             History.Deadline waiting = new History.Deadline(client.instance.name, key, start, start + wait.toNanos(),
@@ -183,11 +195,13 @@ final class Operations {
             // this thread holding the key already: a re-entry (granted only while its holding is held)
             Section outer = outerSection(client, key);
             boolean heldBefore = outer == null || outer.handle.isHeld();
+            // a re-entry asks its holding's mode (a reader asking to write would be refused: an upgrade deadlocks)
+            LockMode mode = outer != null ? outer.mode : asked;
             try {
-                Optional<LockHandle> handle = client.instance.engine.tryLock(key, LockMode.EXCLUSIVE, wait, leaseTime);
+                Optional<LockHandle> handle = client.instance.engine.tryLock(key, mode, wait, leaseTime);
                 waitEnded(waiting, handle.isPresent() ? "granted" : wait.isZero() ? "refused" : "timed-out");
                 handle.ifPresent(granted -> {
-                    Section section = granted(client.instance, key, granted, outer != null,
+                    Section section = granted(client.instance, key, mode, granted, outer != null,
                             outer != null ? "re-entry" : "tryLock", start, heldBefore, client);
                     section.fixedLease = outer != null ? outer.fixedLease : leaseTime != null; // its holding's lease
                     section.holdFrom = outer != null ? outer.holdFrom : section.holdFrom;
@@ -215,13 +229,13 @@ final class Operations {
         history.waited(waiting.instance(), waiting.key(), waiting.start(), outcome);
     }
 
-    String tryLockAsync(Client client, String key, Duration wait, Duration leaseTime) {
-        String what = client.getName() + " tryLockAsync " + key + " wait " + wait.toMillis() + " ms" + lease(leaseTime);
+    String tryLockAsync(Client client, String key, LockMode mode, Duration wait, Duration leaseTime) {
+        String what = client.getName() + " tryLockAsync " + key + mode(mode) + " wait " + wait.toMillis() + " ms" + lease(leaseTime);
         client.hand(what, () -> {
             long start = history.now();
             mayWait(client.instance, wait);
             CompletableFuture<Optional<LockHandle>> future = client.instance.engine
-                .tryLockAsync(key, LockMode.EXCLUSIVE, wait, leaseTime).toCompletableFuture();
+                .tryLockAsync(key, mode, wait, leaseTime).toCompletableFuture();
             Pending waiting = new Pending(client.instance, key, future, start, start + wait.toNanos());
             synchronized (this) {
                 pending.add(waiting);
@@ -241,7 +255,7 @@ final class Operations {
                 }
                 history.waited(client.instance.name, key, start, handle.isPresent() ? "granted"
                         : wait.isZero() ? "refused" : "timed-out");
-                handle.ifPresent(granted -> granted(client.instance, key, granted, false, "tryLockAsync", start, true, null)
+                handle.ifPresent(granted -> granted(client.instance, key, mode, granted, false, "tryLockAsync", start, true, null)
                     .fixedLease = leaseTime != null);
             });
         });
@@ -259,8 +273,8 @@ final class Operations {
             boolean heldBefore = outer.handle.isHeld();
             long start = history.now();
             try {
-                Optional<LockHandle> handle = client.instance.engine.tryLock(outer.key, LockMode.EXCLUSIVE, Duration.ZERO, null);
-                handle.ifPresent(granted -> granted(client.instance, outer.key, granted, true, "re-entry", start, heldBefore,
+                Optional<LockHandle> handle = client.instance.engine.tryLock(outer.key, outer.mode, Duration.ZERO, null);
+                handle.ifPresent(granted -> granted(client.instance, outer.key, outer.mode, granted, true, "re-entry", start, heldBefore,
                         client).holdFrom = outer.holdFrom);
             }
             catch (RuntimeException ex) {
@@ -352,11 +366,12 @@ final class Operations {
         return what;
     }
 
-    private Section granted(Client.Instance instance, String key, LockHandle handle, boolean reentry, String op, long start,
-            boolean heldBefore, Client owner) {
+    private Section granted(Client.Instance instance, String key, LockMode mode, LockHandle handle, boolean reentry,
+            String op, long start, boolean heldBefore, Client owner) {
         long now = history.now();
-        boolean readAccepted = store.read(key, handle.fencingToken());
-        Section section = new Section(history.nextId(), instance, key, handle, reentry, op, start, now, heldBefore,
+        // readers do not touch the fenced store (overlapping readers' tokens come in any order; the campaign's too)
+        boolean readAccepted = mode == LockMode.READ || store.read(key, handle.fencingToken());
+        Section section = new Section(history.nextId(), instance, key, mode, handle, reentry, op, start, now, heldBefore,
                 readAccepted, owner);
         synchronized (this) {
             if (instance.closing) {
@@ -374,12 +389,13 @@ final class Operations {
 
     private synchronized void end(Section section, long at, boolean byShutdown) {
         open.remove(section);
-        History.Verdict verdict = !section.readAccepted ? History.Verdict.READ_REFUSED
+        History.Verdict verdict = section.shared() ? History.Verdict.NOT_WRITTEN
+                : !section.readAccepted ? History.Verdict.READ_REFUSED
                 : store.write(section.key, section.token) ? History.Verdict.ACCEPTED : History.Verdict.WRITE_REFUSED;
         // the hold runs from the holding's acquisition (ms granularity: up to 1 ms less)
         long kept = section.holdNanos <= 0 ? 0
                 : Math.max(0, section.holdFrom + section.holdNanos - 1_000_000L - section.grantedAt);
-        ended.add(new History.Section(section.id, section.instance.name, section.key, false, section.token,
+        ended.add(new History.Section(section.id, section.instance.name, section.key, section.shared(), section.token,
                 section.reentry, section.op, section.callStart, section.grantedAt, Math.max(at, section.grantedAt),
                 byShutdown ? 0 : kept, verdict, section.heldBefore, false, byShutdown));
         endedHandles.add(section.handle);
@@ -390,6 +406,10 @@ final class Operations {
         history.failure(new History.Failure(op, instance.name, key, error.getClass().getName(),
                 String.valueOf(error.getMessage()), history.now(), documented));
         world.trace("   " + op + " on " + key + " threw " + error);
+    }
+
+    private static String mode(LockMode mode) {
+        return mode == LockMode.EXCLUSIVE ? "" : " " + mode;
     }
 
     private static String lease(Duration leaseTime) {

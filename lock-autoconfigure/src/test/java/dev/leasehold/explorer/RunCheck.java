@@ -37,25 +37,27 @@ final class RunCheck {
             for (String key : run.keys) {
                 LockKeys names = LockKeys.of("lock:", key);
                 String value = redis.lockValue(names);
-                boolean releaseDropped;
-                synchronized (instance.connection) {
-                    releaseDropped = value != null && instance.connection.releaseDropped.stream().anyMatch(value::startsWith);
-                }
+                boolean releaseDropped = value != null && instance.connection.dropped.anyReleaseDropped(value::startsWith);
                 // a release a fault dropped leaves the key taken until its lease runs out: the documented limit
                 if (value != null && instance.connection.tokens.stream().anyMatch(value::startsWith) && !releaseDropped) {
                     leftovers.add(instance.name + " still holds " + key + " in Redis after close() (" + value + ")");
                 }
-                boolean withdrawDropped;
+                // a reader's lease too (its release dropped: it runs out on its own, as a writer's)
+                List<String> readersLeft;
                 synchronized (instance.connection) {
-                    withdrawDropped = instance.connection.withdrawDropped.contains(key);
+                    readersLeft = redis.liveReaders(names).stream().filter(instance.connection.tokens::contains)
+                        .filter(token -> !instance.connection.dropped.anyReleaseDropped(token::equals)).toList();
                 }
+                readersLeft.forEach(token -> leftovers.add(instance.name + " still holds " + key + " in Redis after close() (reader "
+                            + world.tokenName(token) + ")"));
+                boolean withdrawDropped = instance.connection.dropped.withdrawDropped(key, "|W");
                 // an entry whose withdraw a fault dropped stays until it expires (the engine cannot know it was lost),
                 // and a release may grant the key to it meanwhile
                 if (value != null && value.startsWith("queue-grant:" + instance.engine.instanceId()) && !withdrawDropped) {
                     leftovers.add(instance.name + " was granted " + key + " by the queue after close() (" + value + ")");
                 }
                 redis.queued(names).stream().filter(member -> member.startsWith(instance.engine.instanceId()))
-                    .filter(member -> !withdrawDropped)
+                    .filter(member -> !instance.connection.dropped.withdrawDropped(key, member))
                     .forEach(member -> leftovers.add(instance.name + " still queues for " + key + " after close()"));
             }
             for (VirtualScheduler lane : instance.lanes) {
@@ -64,6 +66,8 @@ final class RunCheck {
                 }
             }
         }
+        redis.failures.forEach(failure -> leftovers.add("the simulated Redis failed (a mistake of the simulation): "
+                + failure));
         redis.extendedAfterRelease.forEach(renewal -> leftovers.add("a renewal extended a lease after its release ran"
                 + " (the key kept a whole lease for nobody): " + renewal));
         Thread.getAllStackTraces().keySet().stream()
@@ -76,7 +80,7 @@ final class RunCheck {
             for (int i = 0; i < operations.ended.size(); i++) {
                 History.Section section = operations.ended.get(i);
                 boolean told = section.toldLost() || wasLost(operations.endedHandles.get(i));
-                history.section(new History.Section(section.id(), section.instance(), section.key(), false,
+                history.section(new History.Section(section.id(), section.instance(), section.key(), section.shared(),
                         section.token(), section.reentry(), section.op(), section.callStart(), section.grantedAt(),
                         section.endAt(), section.holdNanos(), section.verdict(), section.heldBefore(), false, told));
             }

@@ -1,6 +1,7 @@
 package dev.leasehold.explorer;
 
 import dev.leasehold.LockHandle;
+import dev.leasehold.LockMode;
 
 /** A critical section in progress: a handle a caller received, until the caller closes it. */
 final class Section {
@@ -10,6 +11,9 @@ final class Section {
     final Client.Instance instance;
 
     final String key;
+
+    /** What the caller asked (a re-entry: its holding's); READ is a shared section. */
+    final LockMode mode;
 
     final LockHandle handle;
 
@@ -44,11 +48,12 @@ final class Section {
 
     boolean closing;
 
-    Section(int id, Client.Instance instance, String key, LockHandle handle, boolean reentry, String op, long callStart,
+    Section(int id, Client.Instance instance, String key, LockMode mode, LockHandle handle, boolean reentry, String op, long callStart,
             long grantedAt, boolean heldBefore, boolean readAccepted, Client owner) {
         this.id = id;
         this.instance = instance;
         this.key = key;
+        this.mode = mode;
         this.handle = handle;
         this.token = handle.fencingToken();
         this.reentry = reentry;
@@ -61,8 +66,12 @@ final class Section {
         this.holdFrom = grantedAt;
     }
 
+    boolean shared() {
+        return mode == LockMode.READ;
+    }
+
     @Override
     public String toString() {
-        return op + "#" + id + "[" + instance.name + " " + key + " token=" + token + "]";
+        return op + "#" + id + "[" + instance.name + " " + key + (shared() ? " READ" : "") + " token=" + token + "]";
     }
 }

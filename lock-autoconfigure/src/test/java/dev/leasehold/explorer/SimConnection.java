@@ -20,7 +20,8 @@ import dev.leasehold.engine.server.QueueTry;
  * sent on the {@link SimWire} it extends (the explorer runs, drops, answers or loses it there) and run on
  * {@link SimRedis}; a fair queue in liveness mode and token reservations, as the Lua path. A step about owner tokens'
  * leases (acquire, reserve, renew) says so as it is sent, for what Redis told the instance ({@link RedisSaid}).
- * Readers (READ mode) are not simulated. Thread-safe: engine threads call in, the explorer drains.
+ * Readers (READ mode) take, renew and release shared leases (acquire_shared, renew_shared, release_shared); a watchdog
+ * tick renews readers one call each, beside the exclusive batch, as {@code RenewalBatches}. Thread-safe: engine threads call in, the explorer drains.
  */
 final class SimConnection extends SimWire implements LockServer {
 
@@ -53,10 +54,7 @@ final class SimConnection extends SimWire implements LockServer {
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
             long writerWaitingMillis, String waiterId, QueueTry queueTry) {
-        if (mode == LockMode.READ) {
-            return CompletableFuture.failedFuture(new LockServerException(LockServerException.Kind.REFUSED,
-                    "readers are not simulated", null));
-        }
+        boolean shared = mode == LockMode.READ;
         synchronized (this) {
             tokens.add(token);
         }
@@ -64,9 +62,10 @@ final class SimConnection extends SimWire implements LockServer {
         if (queueTry == QueueTry.JOIN) {
             livenessWriteSentAt = redis.world.now();
         }
-        CompletableFuture<Grant> reply = send(name + " acquire " + keys.logicalKey() + " " + token(token)
-                + (queueTry.joins() ? " queue" : ""), () -> redis.acquire(keys, token, leaseMillis, waiterId, queueTry),
-                queueTry.joins() ? keys.logicalKey() : null, false, null);
+        CompletableFuture<Grant> reply = send(name + " acquire " + keys.logicalKey() + (shared ? " READ " : " ")
+                + token(token) + (queueTry.joins() ? " queue" : ""),
+                () -> redis.acquire(keys, shared, token, leaseMillis, writerWaitingMillis, waiterId, queueTry),
+                queueTry.joins() ? keys.logicalKey() : null, false, null, shared ? "|R" : "|W");
         return queueTry == QueueTry.QUEUED && lookLatencyNanos > 0 ? late(reply) : reply;
     }
 
@@ -142,15 +141,49 @@ final class SimConnection extends SimWire implements LockServer {
     @Override
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
         about("renew", List.of(keys.logicalKey()), List.of(token));
-        CompletableFuture<Boolean> reply = send(name + " renew " + keys.logicalKey() + " " + token(token),
-                () -> redis.renew(keys, token, leaseMillis));
+        boolean shared = mode == LockMode.READ;
+        CompletableFuture<Boolean> reply = send(name + " renew " + keys.logicalKey() + (shared ? " READ " : " ")
+                + token(token), () -> redis.renew(keys, shared, token, leaseMillis));
         return reply;
     }
 
-    /** One step for the whole batch, as renew_exclusive_many.lua: one reply for all. */
+    /**
+     * One step for the exclusive batch, as renew_exclusive_many.lua: one reply for all; readers one call each
+     * (RenewalBatches: in the tick's order when at most one lease is exclusive, else the readers first).
+     */
     @Override
-    @SuppressWarnings("unchecked")
     public List<CompletableFuture<Boolean>> renewAll(List<Renewal> renewals) {
+        long exclusive = renewals.stream().filter(renewal -> renewal.mode() != LockMode.READ).count();
+        if (exclusive == renewals.size()) {
+            return renewBatch(renewals);
+        }
+        List<CompletableFuture<Boolean>> answers = new ArrayList<>();
+        if (exclusive <= 1) {
+            renewals.forEach(renewal -> answers.add(renew(renewal.keys(), renewal.mode(), renewal.token(),
+                    renewal.leaseMillis())));
+            return answers;
+        }
+        List<Renewal> writers = new ArrayList<>();
+        List<Integer> writerIndexes = new ArrayList<>();
+        for (int i = 0; i < renewals.size(); i++) {
+            Renewal renewal = renewals.get(i);
+            if (renewal.mode() == LockMode.READ) {
+                answers.add(renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis()));
+            }
+            else {
+                answers.add(null);
+                writers.add(renewal);
+                writerIndexes.add(i);
+            }
+        }
+        List<CompletableFuture<Boolean>> batch = renewBatch(writers);
+        for (int j = 0; j < batch.size(); j++) {
+            answers.set(writerIndexes.get(j), batch.get(j));
+        }
+        return answers;
+    }
+
+    private List<CompletableFuture<Boolean>> renewBatch(List<Renewal> renewals) {
         List<Renewal> batch = List.copyOf(renewals);
         StringBuilder what = new StringBuilder(name + " renew-batch");
         batch.forEach(renewal -> what.append(' ').append(renewal.keys().logicalKey()).append(" ")
@@ -159,7 +192,8 @@ final class SimConnection extends SimWire implements LockServer {
                 batch.stream().map(Renewal::token).toList());
         CompletableFuture<List<Boolean>> reply = send(what.toString(), () -> {
             List<Boolean> renewed = new ArrayList<>();
-            batch.forEach(renewal -> renewed.add(redis.renew(renewal.keys(), renewal.token(), renewal.leaseMillis())));
+            batch.forEach(renewal -> renewed.add(redis.renew(renewal.keys(), false, renewal.token(),
+                    renewal.leaseMillis())));
             return renewed;
         });
         List<CompletableFuture<Boolean>> answers = new ArrayList<>();
@@ -177,8 +211,10 @@ final class SimConnection extends SimWire implements LockServer {
 
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
-        return send(name + " release " + keys.logicalKey() + " " + token(token) + (keepMillis > 0 ? " keep " + keepMillis : ""),
-                () -> redis.release(keys, token, keepMillis), null, false, token);
+        boolean shared = mode == LockMode.READ;
+        return send(name + " release " + keys.logicalKey() + (shared ? " READ " : " ") + token(token)
+                + (keepMillis > 0 ? " keep " + keepMillis : ""), () -> redis.release(keys, shared, token, keepMillis),
+                null, false, token);
     }
 
     @Override
@@ -197,8 +233,9 @@ final class SimConnection extends SimWire implements LockServer {
     public CompletableFuture<KeyState> inspect(LockKeys keys) {
         return send(name + " inspect " + keys.logicalKey(), () -> {
             boolean held = redis.isLocked(keys);
-            return new KeyState(keys.logicalKey(), held, held ? LockMode.EXCLUSIVE : null, 0,
-                    redis.leaseLeftMillis(keys), false, redis.counter(keys));
+            int readers = redis.liveReaders(keys).size();
+            return new KeyState(keys.logicalKey(), held, !held ? null : readers > 0 ? LockMode.READ : LockMode.EXCLUSIVE,
+                    readers, redis.leaseLeftMillis(keys), false, redis.counter(keys));
         });
     }
 

@@ -35,14 +35,20 @@ final class SimFences {
      * last token.
      */
     long[] grantFence(String fenceKey, long lease, long above, boolean counterAbsent) {
+        return grantFence(fenceKey, lease, above, counterAbsent, tokenBlock, false);
+    }
+
+    /** {@code keepsCounter}: a reader's grant, which has no value of its own and always writes the counter key. */
+    long[] grantFence(String fenceKey, long lease, long above, boolean counterAbsent, int blockSize,
+            boolean keepsCounter) {
         long now = strings.micros();
         long fence = Math.max(now, above + 1);
         if (!counterAbsent) {
             fence = Math.max(fence, counter(fenceKey) + 1);
         }
         // the block ends at most a block ahead of the clock: tokens never outrun it
-        long last = Math.max(fence, now + tokenBlock - 1);
-        if (last >= now + lease * 1000 - 1000) {
+        long last = Math.max(fence, now + blockSize - 1);
+        if (keepsCounter || last >= now + lease * 1000 - 1000) {
             counterWrite(fenceKey, last, now, lease + 60000);
         }
         return new long[] { fence, last };

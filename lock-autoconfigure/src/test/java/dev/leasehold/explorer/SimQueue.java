@@ -16,7 +16,8 @@ import dev.leasehold.engine.server.LockKeys;
  * queue keys last as long as their longest entry; each instance's liveness key says it is alive, and a head whose
  * instance is not is dropped (unless its entry expires within the entry timeout anyway). The head is woken with a
  * grant ('queue-grant:member' in the lock's value, the head leaving the queue with it) or, while the key is still
- * held a while (holdAtLeast), only told to look again. Readers (READ mode) are not simulated. Runs only on the
+ * held a while (holdAtLeast), only told to look again; reader heads ('|R', every consecutive one from the head up to a
+ * writer) are told to come and take their read leases ({@link SimReaders}). Runs only on the
  * explorer's thread, as {@link SimRedis}.
  */
 final class SimQueue {
@@ -97,7 +98,7 @@ final class SimQueue {
         boolean joined = members.putIfAbsent(member, nowMicros) == null;
         int rank = new ArrayList<>(members.keySet()).indexOf(member);
         long wait = Math.min(waitMs, settings.refreshMillis() + settings.claimMillis() * rank);
-        // a writer's entry: this sleep and the looks' after it (look.lua writes nothing); readers are not simulated
+        // a writer's entry: this sleep and the looks' after it (look.lua writes nothing); a reader's: this sleep
         long keepMs = (member.endsWith("|W") ? 3 : 1) * wait + entryMs;
         queueExpiries.computeIfAbsent(queueKey, k -> new HashMap<>()).put(member, nowMicros / 1000 + keepMs);
         Long keyExpiry = queueKeyExpiresAtMicros.get(queueKey);
@@ -108,6 +109,11 @@ final class SimQueue {
             keepAlive(keys.instancePrefix() + instanceOf(member), entryMs);
         }
         return wait;
+    }
+
+    /** ZRANGE 0 -1: the queue's members, first come first, expired ones included (no pruning). */
+    List<String> members(String queueKey) {
+        return exists(queueKey) ? new ArrayList<>(queues.get(queueKey).keySet()) : List.of();
     }
 
     /** ZRANK: the member's place in the queue (0: its head), -1 when it is not queued. */
@@ -181,13 +187,25 @@ final class SimQueue {
         if (head == null) {
             return;
         }
-        // no readers: the head is a writer (exclusive); it leaves the queue with its grant
-        if (!lookOnly) {
-            strings.set(keys.lock(), "queue-grant:" + head + (grantAbove > 0 ? "@" + grantAbove : ""),
-                    settings.claimMillis());
-            dequeue(keys.queue(), head);
+        // a writer head alone; reader heads: every consecutive reader from the head (ZRANGE 0 63), up to a writer
+        List<String> heads = head.endsWith("|W") ? List.of(head) : members(keys.queue());
+        for (int i = 0; i < heads.size() && i < 64; i++) {
+            String member = heads.get(i);
+            boolean exclusiveHead = member.endsWith("|W");
+            if (exclusiveHead && i > 0) {
+                break;
+            }
+            // an exclusive head leaves the queue with its grant; readers are told to come and take their leases
+            if (exclusiveHead && !lookOnly) {
+                strings.set(keys.lock(), "queue-grant:" + member + (grantAbove > 0 ? "@" + grantAbove : ""),
+                        settings.claimMillis());
+                dequeue(keys.queue(), member);
+            }
+            publish.accept(keys.channel() + ":" + instanceOf(member), exclusiveHead ? "g" : "r");
+            if (exclusiveHead) {
+                break;
+            }
         }
-        publish.accept(keys.channel() + ":" + head.substring(0, head.length() - 2), "g");
     }
 
     // ---- reads for the explorer's checks

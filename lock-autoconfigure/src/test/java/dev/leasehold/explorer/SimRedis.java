@@ -15,15 +15,20 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
 import dev.leasehold.engine.server.QueueTry;
 
 /**
- * One simulated Redis: the exclusive-lock scripts' semantics on its data, step for step as the {@code .lua} files
- * (acquire_exclusive, release_exclusive, renew_exclusive(_many), reserve_fences, withdraw, is_locked): owner tokens
+ * One simulated Redis: the lock scripts' semantics on its data, step for step as the {@code .lua} files
+ * (acquire_exclusive, release_exclusive, renew_exclusive(_many), reserve_fences, withdraw, is_locked, and the shared
+ * ones in {@link SimReaders}): owner tokens
  * in the lock's value ('token@last fencing token', 'token#last' for a quiet grant: nobody queued, so its release
  * does not look at the queue), compare-then-act release and renewal, reserved blocks for hand-offs, a holdAtLeast
  * release that keeps the key in a value no token owns, leases as expiries on the virtual clock. The scripts share
  * their parts as the {@code .lua} files do: the string keys and the server's clock ({@link SimStrings}), fence.lua's
  * clock rule of fencing tokens with the counter key's retention ({@link SimFences}), queue.lua's fair queue in
- * liveness mode with its grants and the instances' liveness keys ({@link SimQueue}). Readers (READ mode) are not
- * simulated. Runs only on the explorer's thread (one command at a time, as Redis).
+ * liveness mode with its grants and the instances' liveness keys ({@link SimQueue}), and readers ({@link SimReaders}:
+ * the readers zset, acquire_shared, release_shared, renew_shared). The exclusive acquire honours readers as
+ * acquire_exclusive.lua does: refused while a live reader holds (expired ones removed first), it sets the
+ * writer-waiting marker when asked (the engine asks only where no queue keeps readers out) and queues as '|W';
+ * a withdrawal wakes the queue only when no live reader holds. Runs only on the explorer's thread (one command at a
+ * time, as Redis).
  */
 final class SimRedis {
 
@@ -34,6 +39,8 @@ final class SimRedis {
     private final SimFences fences;
 
     private final SimQueue queue;
+
+    private final SimReaders readers;
 
     private final FairQueue queueSettings;
 
@@ -50,6 +57,13 @@ final class SimRedis {
     /** Every token block issued, in order: the server's truth the checker reads (tokens only go up). */
     final List<Issued> issued = new ArrayList<>();
 
+    /** Commands the simulation itself failed on (its own mistakes: RunCheck reports them). */
+    final List<String> failures = new ArrayList<>();
+
+    void failed(String what) {
+        failures.add(what);
+    }
+
     /** When a release or a withdraw last ran per key (virtual ns): where {@link FreeKeyWatch} begins to look. */
     final Map<String, Long> releasedAt = new HashMap<>();
 
@@ -58,13 +72,15 @@ final class SimRedis {
         this.strings = new SimStrings(world);
         this.fences = new SimFences(strings, queueSettings.tokenBlock());
         this.queue = new SimQueue(strings, queueSettings, publish);
+        this.readers = new SimReaders(strings, fences, queue, queueSettings);
         this.queueSettings = queueSettings;
     }
 
-    /** The owner's value, as Redis holds it (tests: a key lost as by a failover). */
-    void delete(String key) {
+    /** A key's lock and readers lost, as by a failover that lost their writes. */
+    void lose(LockKeys keys) {
         strings.dataLostAfterTime();
-        strings.remove(key);
+        strings.remove(keys.lock());
+        readers.delete(keys.readers());
     }
 
     /** Redis restarted without persistence. */
@@ -72,6 +88,7 @@ final class SimRedis {
         strings.dataLostAfterTime();
         strings.clear();
         queue.clear();
+        readers.clear();
     }
 
     // ---- owner.lua
@@ -95,7 +112,7 @@ final class SimRedis {
     }
 
     /** owner.lua's noisyValue: a quiet grant's value in the '@' form, or null. */
-    private static String noisyValue(String value) {
+    static String noisyValue(String value) {
         int at = value == null ? -1 : value.lastIndexOf('#');
         return at < 0 || !value.substring(at + 1).matches("\\d+") ? null
                 : value.substring(0, at) + "@" + value.substring(at + 1);
@@ -103,10 +120,25 @@ final class SimRedis {
 
     // ---- the scripts
 
-    Grant acquire(LockKeys keys, String token, long lease, String waiterId, QueueTry queueTry) {
+    /** acquire_shared.lua for READ, else acquire_exclusive.lua. */
+    Grant acquire(LockKeys keys, boolean shared, String token, long lease, long writerWaitingMs, String waiterId,
+            QueueTry queueTry) {
+        if (!shared) {
+            return acquireExclusive(keys, token, lease, writerWaitingMs, waiterId, queueTry);
+        }
+        Grant grant = readers.acquire(keys, token, lease, waiterId, queueTry);
+        if (grant.granted()) {
+            issued.add(new Issued(keys.logicalKey(), grant.fencingToken(), grant.reservedThrough(), world.elapsed()));
+        }
+        return grant;
+    }
+
+    private Grant acquireExclusive(LockKeys keys, String token, long lease, long writerWaitingMs, String waiterId,
+            QueueTry queueTry) {
         boolean joinQueue = queueTry.joins();
         // a waiter already queued skips the uncontended look (acquire_exclusive.lua): its grant is never quiet
         boolean fastPath = queueTry != QueueTry.QUEUED && strings.get(keys.lock()) == null
+                && !readers.exists(keys.readers()) && strings.get(keys.writerWaiting()) == null
                 && !queue.exists(keys.queue()) && strings.get(keys.fence()) == null;
         if (fastPath) {
             return grant(keys, token, lease, 0, true);
@@ -117,6 +149,10 @@ final class SimRedis {
         String holder = strings.get(keys.lock());
         long grantAbove = SimQueue.grantAbove(holder, member);
         if (grantAbove >= 0) {
+            // no reader holds it then; a mark that kept readers out while this writer waited has done its job
+            if (writerWaitingMs != 0) {
+                strings.remove(keys.writerWaiting());
+            }
             // the grant took it out of the queue (liveness); it carries the releasing holder's last token, which the
             // counter key is never past: no counter read then
             return grant(keys, token, lease, grantAbove, grantAbove > 0, false);
@@ -133,6 +169,16 @@ final class SimRedis {
             }
             return refused;
         }
+        readers.removeUpTo(keys.readers(), nowMs);
+        Long lastReader = readers.lastLeaseEnd(keys.readers());
+        if (lastReader != null) {
+            // readers hold it: new readers must queue behind this writer (a mark, where no queue keeps them out)
+            if (writerWaitingMs > 0) {
+                strings.set(keys.writerWaiting(), waiterId, writerWaitingMs);
+            }
+            return refuse(keys, member, queueTry, lastReader - nowMs, nowMicros);
+        }
+        strings.remove(keys.writerWaiting());
         String head = queue.liveHead(keys, nowMs);
         if (head != null && !head.equals(member)) {
             // free, and nobody was granted it: the head's turn now
@@ -179,20 +225,39 @@ final class SimRedis {
         return new FenceBlock(granted[0], granted[1], othersQueued);
     }
 
-    boolean renew(LockKeys keys, String token, long lease) {
-        if (ownersLastFence(strings.get(keys.lock()), token) != null) {
-            if (released.contains(token)) {
-                extendedAfterRelease.add(world.tokenName(token) + " on " + keys.logicalKey() + " at "
-                        + world.now() / 1_000_000 + " ms");
+    boolean renew(LockKeys keys, boolean shared, String token, long lease) {
+        if (shared) {
+            boolean renewed = readers.renew(keys, token, lease);
+            if (renewed) {
+                extendedAfterRelease(keys, token);
             }
+            return renewed;
+        }
+        if (ownersLastFence(strings.get(keys.lock()), token) != null) {
+            extendedAfterRelease(keys, token);
             strings.pexpire(keys.lock(), lease);
             return true;
         }
         return false;
     }
 
-    boolean release(LockKeys keys, String token, long keepMs) {
+    private void extendedAfterRelease(LockKeys keys, String token) {
+        if (released.contains(token)) {
+            extendedAfterRelease.add(world.tokenName(token) + " on " + keys.logicalKey() + " at "
+                    + world.now() / 1_000_000 + " ms");
+        }
+    }
+
+    /** release_shared.lua for READ, else release_exclusive.lua. */
+    boolean release(LockKeys keys, boolean shared, String token, long keepMs) {
         releasedAt.put(keys.logicalKey(), world.now());
+        if (shared) {
+            boolean done = readers.release(keys, token, keepMs);
+            if (done) {
+                released.add(token);
+            }
+            return done;
+        }
         String value = strings.get(keys.lock());
         Long last = ownersLastFence(value, token);
         if (last == null) {
@@ -243,10 +308,10 @@ final class SimRedis {
         }
         if (took && queue.exists(keys.queue())) {
             String holder = strings.get(keys.lock());
-            if (holder == null) {
+            if (holder == null && readers.countFrom(keys.readers(), nowMs + 1) == 0) {
                 queue.wakeHead(keys, nowMs, false, 0);
             }
-            else if (holder.startsWith("released:")) {
+            else if (holder != null && holder.startsWith("released:")) {
                 // a holdAtLeast nobody owns ends without a release: the new head is told to look again
                 queue.wakeHead(keys, nowMs, true, 0);
             }
@@ -275,7 +340,7 @@ final class SimRedis {
     }
 
     boolean isLocked(LockKeys keys) {
-        return strings.get(keys.lock()) != null;
+        return strings.get(keys.lock()) != null || readers.countFrom(keys.readers(), strings.micros() / 1000 + 1) > 0;
     }
 
     // ---- reads for the explorer's checks
@@ -283,6 +348,11 @@ final class SimRedis {
     /** The lock's value now (owner token and last fence, or a queue grant), null when free. */
     String lockValue(LockKeys keys) {
         return strings.get(keys.lock());
+    }
+
+    /** Owner tokens whose read lease has not run out now. */
+    List<String> liveReaders(LockKeys keys) {
+        return readers.holders(keys, strings.micros() / 1000);
     }
 
     long leaseLeftMillis(LockKeys keys) {
@@ -295,7 +365,8 @@ final class SimRedis {
 
     /** Whose turn the key is now, read without writing (see {@link SimQueue#turnOf}). */
     String turnOf(LockKeys keys) {
-        return queue.turnOf(keys);
+        // readers holding it: the key is not free (a reader head may share it: the readers' turn, not a stall)
+        return liveReaders(keys).isEmpty() ? queue.turnOf(keys) : null;
     }
 
     /** Whether {@code member} is queued for the key now (its entry not expired), read without writing. */

@@ -2,7 +2,6 @@ package dev.leasehold.explorer;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -39,6 +38,9 @@ abstract class SimWire {
         String queueKey;
 
         boolean withdraw;
+
+        /** An acquire's queue entry: '|W' or '|R'. */
+        String entry = "|W";
 
         /** The owner token a release gives back, or null. */
         String releasedToken;
@@ -77,17 +79,8 @@ abstract class SimWire {
 
     private final Set<String> subscribed = new LinkedHashSet<>();
 
-    /**
-     * Keys whose last queue write of this instance was a withdraw that never reached Redis (dropped by a fault): the
-     * entry stays until it expires (the fair queue's entry timeout), a limit the engine cannot lift.
-     */
-    final Set<String> withdrawDropped = new HashSet<>();
-
-    /**
-     * Owner tokens whose release a fault dropped before it reached Redis: the key stays taken until its lease runs
-     * out (the watchdog no longer renews it), a limit the engine cannot lift either.
-     */
-    final Set<String> releaseDropped = new HashSet<>();
+    /** What this instance's dropped withdraws and releases left in Redis. */
+    final DroppedWrites dropped = new DroppedWrites();
 
     /** What Redis told this instance about its leases, as delivered. */
     final RedisSaid said = new RedisSaid();
@@ -131,12 +124,18 @@ abstract class SimWire {
 
     /**
      * A command queued until the explorer runs it; {@code queueKey}, {@code withdraw}, {@code releasedToken}: what it
-     * writes that a fault dropping it leaves behind (see {@link #withdrawDropped}, {@link #releaseDropped}).
+     * writes that a fault dropping it leaves behind (see {@link DroppedWrites}).
      */
-    @SuppressWarnings("unchecked")
     <T> CompletableFuture<T> send(String what, Supplier<Object> onServer, String queueKey, boolean withdraw,
             String releasedToken) {
+        return send(what, onServer, queueKey, withdraw, releasedToken, "|W");
+    }
+
+    @SuppressWarnings("unchecked")
+    <T> CompletableFuture<T> send(String what, Supplier<Object> onServer, String queueKey, boolean withdraw,
+            String releasedToken, String entry) {
         Step step = new Step(what, onServer);
+        step.entry = entry;
         step.queueKey = queueKey;
         step.withdraw = withdraw;
         step.releasedToken = releasedToken;
@@ -192,7 +191,15 @@ abstract class SimWire {
      * pooled connection), so a release sent after it may reach Redis first ({@link #runPastRenewal()}).
      */
     synchronized boolean renewalAhead() {
-        return sent.size() > 1 && sent.peek().what.startsWith(name + " renew");
+        return sent.size() > 1 && overtakable(sent.peek());
+    }
+
+    /**
+     * An exclusive renewal, which the Jedis path may send on another key's stripe. A reader's goes alone on its readers
+     * key's stripe, as its release does: nothing of its key overtakes it.
+     */
+    private boolean overtakable(Step step) {
+        return step.what.startsWith(name + " renew") && !step.what.contains(" READ ");
     }
 
     /** The key of a token reservation sent and not yet answered to the engine, or null. */
@@ -208,7 +215,7 @@ abstract class SimWire {
     }
 
     synchronized boolean renewalFirst() {
-        return !sent.isEmpty() && sent.peek().what.startsWith(name + " renew");
+        return !sent.isEmpty() && overtakable(sent.peek());
     }
 
     /** The server runs the first step sent after the renewals at the head of the connection, before them. */
@@ -216,7 +223,7 @@ abstract class SimWire {
         Step step = null;
         synchronized (this) {
             for (Step each : sent) {
-                if (!each.what.startsWith(name + " renew")) {
+                if (!overtakable(each)) {
                     step = each;
                     break;
                 }
@@ -241,19 +248,10 @@ abstract class SimWire {
 
     private void run(Step step, boolean drop) {
         if (step.queueKey != null) {
-            synchronized (this) {
-                if (drop && step.withdraw) {
-                    withdrawDropped.add(step.queueKey);
-                }
-                else if (!drop) {
-                    withdrawDropped.remove(step.queueKey);
-                }
-            }
+            dropped.queueWrite(step.queueKey, step.withdraw, step.entry, drop);
         }
         if (drop && step.releasedToken != null) {
-            synchronized (this) {
-                releaseDropped.add(step.releasedToken);
-            }
+            dropped.releaseDropped(step.releasedToken);
         }
         if (drop) {
             lastLossAt = redis.world.now();
@@ -269,6 +267,7 @@ abstract class SimWire {
         }
         catch (RuntimeException ex) {
             step.result = ex;
+            redis.failed(step.what + ": " + ex); // no script throws: the simulation's own mistake, which must not pass for a reply
         }
         synchronized (this) {
             answered.add(step);

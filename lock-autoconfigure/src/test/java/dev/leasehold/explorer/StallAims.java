@@ -45,7 +45,7 @@ final class StallAims {
                         run.world.trace("aim: join a fresh holder's turn with a short fixed lease, another instance queued");
                         started.run();
                         joiners.add(client);
-                        operations.tryLock(client, section.key, Duration.ofSeconds(2), Duration.ofMillis(100 + run.random.nextInt(300)));
+                        operations.tryLock(client, section.key, dev.leasehold.LockMode.EXCLUSIVE, Duration.ofSeconds(2), Duration.ofMillis(100 + run.random.nextInt(300)));
                     }));
                     return;
                 }
