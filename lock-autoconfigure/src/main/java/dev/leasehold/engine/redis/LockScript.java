@@ -45,10 +45,6 @@ record LockScript(String name, String sha1, byte[] body) {
 
     static final LockScript RELEASE_EXCLUSIVE = loadWithQueue("release_exclusive");
 
-    static final LockScript ACQUIRE_UNCONTENDED = load("acquire_uncontended");
-
-    static final LockScript RELEASE_QUIET = load("release_quiet");
-
     static final LockScript RELEASE_SHARED = loadWithQueue("release_shared");
 
     static final LockScript RENEW_EXCLUSIVE = loadWithOwner("renew_exclusive");

@@ -50,11 +50,31 @@ public abstract class ScriptedLockServer implements LockServer {
 
     private final AtomicBoolean publishRefusalLogged = new AtomicBoolean();
 
+    /** The lease of the last acquire as text: nearly every acquire has the same lease (no string per call). */
+    private volatile NumberText lastLease = new NumberText(-1, "-1");
+
+    private record NumberText(long value, String text) {
+    }
+
     /** The fair queue's timing and the token block size ({@code leasehold.fair-queue.*}, {@code leasehold.hand-off.token-block}). */
     private volatile FairQueue queue = FairQueue.DEFAULTS;
 
-    /** The scripts' recurring arguments, as text made once. */
-    private final ScriptTexts texts = new ScriptTexts();
+    /** The queue's figures as the scripts take them, made once per setting rather than once per call. */
+    private volatile QueueText queueText = new QueueText(FairQueue.DEFAULTS);
+
+    /** {@link #queueSettings}, kept for the key prefix, queue figures and publish mode it was made for. */
+    private record QueueSettings(String keyPrefix, QueueText queue, String publishMode, String text) {
+    }
+
+    private volatile @Nullable QueueSettings lastSettings;
+
+    private record QueueText(String entryMillis, String claimMillis, String tokenBlock, String refreshMillis) {
+
+        QueueText(FairQueue queue) {
+            this(Long.toString(queue.entryMillis()), Long.toString(queue.claimMillis()),
+                    Integer.toString(queue.tokenBlock()), Long.toString(queue.refreshMillis()));
+        }
+    }
 
     /**
      * @param ackReplicas replicas that must acknowledge a grant or renewal before it counts; 0 for none
@@ -83,7 +103,7 @@ public abstract class ScriptedLockServer implements LockServer {
     /** Uses this fair-queue timing and token block size instead of the defaults; returns this. */
     public ScriptedLockServer fairQueue(FairQueue queue) {
         this.queue = Objects.requireNonNull(queue, "queue");
-        texts.queue(queue);
+        this.queueText = new QueueText(queue);
         return this;
     }
 
@@ -117,50 +137,16 @@ public abstract class ScriptedLockServer implements LockServer {
     @Override
     public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
             long writerWaitingMillis, String waiterId, QueueTry queueTry) {
-        if (mode != LockMode.READ && queueTry != QueueTry.QUEUED && leanSteps() && leaseMillis > 1
-                && texts.queue().tokenBlock().length() <= 3 && keys.leanStep()) {
-            // the uncontended path alone, 8 keys and arguments instead of 14 (acquire_uncontended.lua); a key found
-            // taken then gets the whole script, as a second step whose reply completes this one
-            List<String> leanKeys = List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.queue(), keys.fence());
-            List<String> leanArgs = List.of(token, texts.lease(leaseMillis), texts.queue().tokenBlock());
-            return this.<List<?>>eval(LockScript.ACQUIRE_UNCONTENDED, Reply.LIST, leanKeys, leanArgs).thenCompose(reply -> {
-                if ((Long) reply.get(0) != -1L) {
-                    keys.granted(true);
-                    return CompletableFuture.completedFuture(ScriptReplies.toGrant(reply));
-                }
-                keys.leanStepMissed();
-                return fullAcquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, queueTry);
-            });
-        }
-        return fullAcquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, queueTry);
-    }
-
-    /**
-     * Whether the lean steps of an uncontended lock apply: one server's clock rule, no replica acknowledgement (whose
-     * steps go on a connection and script path of their own).
-     */
-    private boolean leanSteps() {
-        return !acknowledged() && !countingFence;
-    }
-
-    private CompletableFuture<Grant> fullAcquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-            long writerWaitingMillis, String waiterId, QueueTry queueTry) {
         LockScript script = mode == LockMode.READ ? LockScript.ACQUIRE_SHARED : LockScript.ACQUIRE_EXCLUSIVE;
         List<String> scriptKeys = List.of(keys.lock(), keys.readers(), keys.writerWaiting(), keys.fence(), keys.queue(),
                 keys.queueExpiry());
         // '0' a single try, '1' joins the queue when refused, '2' already queued (acquire_exclusive.lua's ARGV[5])
         String queueDigit = !queueTry.joins() || !queuesWaiters() ? "0" : queueTry == QueueTry.QUEUED ? "2" : "1";
         String thisTry = queueDigit + " " + writerWaitingMillis;
-        List<String> args = List.of(token, texts.lease(leaseMillis), fenceMode(),
-                reservesFences() ? texts.queue().tokenBlock() : "1", thisTry, waiterId, queueSettings(keys), keys.channel());
+        List<String> args = List.of(token, leaseText(leaseMillis), fenceMode(),
+                reservesFences() ? queueText.tokenBlock() : "1", thisTry, waiterId, queueSettings(keys), keys.channel());
         if (!acknowledged()) {
-            return this.<List<?>>eval(script, Reply.LIST, scriptKeys, args).thenApply(reply -> {
-                Grant grant = ScriptReplies.toGrant(reply);
-                if (grant.granted() && mode != LockMode.READ) {
-                    keys.granted(false); // its release takes the whole script
-                }
-                return grant;
-            });
+            return this.<List<?>>eval(script, Reply.LIST, scriptKeys, args).thenApply(ScriptReplies::toGrant);
         }
         return this.<List<?>>evalAcknowledged(script, Reply.LIST, scriptKeys, args, ackReplicas, ackTimeout)
             .thenCompose(acked -> {
@@ -175,10 +161,31 @@ public abstract class ScriptedLockServer implements LockServer {
             });
     }
 
-
-    /** The queue's settings in one argument ({@link ScriptTexts#queueSettings}). */
+    /**
+     * The queue's settings as the acquire, release, withdraw and token-reservation scripts take them, in one
+     * argument (queue.lua's queueSettings): each argument costs Redis a Lua string and the client an argument object
+     * on every call, and only the contended paths read these. Made once per key prefix and setting, not once per call.
+     */
     private String queueSettings(LockKeys keys) {
-        return texts.queueSettings(keys, publishMode(), queueLiveness());
+        QueueSettings last = lastSettings;
+        String mode = publishMode();
+        String keyPrefix = keys.keyPrefix();
+        if (last != null && keyPrefix != null && last.keyPrefix() == keyPrefix && last.queue() == queueText
+                && last.publishMode().equals(mode)) {
+            return last.text();
+        }
+        QueueText text = queueText;
+        String settings = text.entryMillis() + " " + text.claimMillis() + " " + text.refreshMillis() + " "
+                + (mode.equals("sharded") ? "sharded" : "plain") + " " + liveness(keys);
+        if (keyPrefix != null) {
+            lastSettings = new QueueSettings(keyPrefix, text, mode, settings);
+        }
+        return settings;
+    }
+
+    /** The scripts' liveness argument: the liveness keys' prefix in liveness mode, else empty (entries per try). */
+    private String liveness(LockKeys keys) {
+        return queueLiveness() ? keys.instancePrefix() : "";
     }
 
     /** One server (standalone or Sentinel): a script may read another instance's liveness key (not on a Cluster). */
@@ -199,7 +206,7 @@ public abstract class ScriptedLockServer implements LockServer {
             return CompletableFuture.completedFuture(null);
         }
         return this.<Long>eval(LockScript.LOOK, Reply.NUMBER, List.of(keys.lock(), keys.queue()),
-                List.of(waiterId + "|W", texts.queue().refreshMillis(), texts.queue().claimMillis()))
+                List.of(waiterId + "|W", queueText.refreshMillis(), queueText.claimMillis()))
             .thenApply(sleepMillis -> sleepMillis < 0 ? null : Grant.refused(sleepMillis));
     }
 
@@ -317,23 +324,6 @@ public abstract class ScriptedLockServer implements LockServer {
     /** With {@code keepMillis > 0} (a holdAtLeast not yet passed) the key stays taken that long instead. */
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
-        if (mode != LockMode.READ && keepMillis <= 0 && leanSteps() && keys.leanRelease()) {
-            // the release of a lock nobody queues for, with three keys and one argument (release_quiet.lua); a queue
-            // to wake is the whole script's work, as a second step
-            return this.<Long>eval(LockScript.RELEASE_QUIET, Reply.NUMBER,
-                    List.of(keys.lock(), keys.fence(), keys.queue()), List.of(token))
-                .thenCompose(result -> {
-                    if (result != -1L) {
-                        return CompletableFuture.completedFuture(result == 1L);
-                    }
-                    keys.leanStepMissed();
-                    return fullRelease(keys, mode, token, keepMillis);
-                });
-        }
-        return fullRelease(keys, mode, token, keepMillis);
-    }
-
-    private CompletableFuture<Boolean> fullRelease(LockKeys keys, LockMode mode, String token, long keepMillis) {
         boolean shared = mode == LockMode.READ;
         LockScript script = shared ? LockScript.RELEASE_SHARED : LockScript.RELEASE_EXCLUSIVE;
         List<String> scriptKeys = shared ? List.of(keys.readers(), keys.lock(), keys.queue(), keys.queueExpiry())
@@ -380,6 +370,14 @@ public abstract class ScriptedLockServer implements LockServer {
                         Long.toString(System.currentTimeMillis() * 1000)));
     }
 
+    private String leaseText(long leaseMillis) {
+        NumberText last = lastLease;
+        if (last.value() != leaseMillis) {
+            last = new NumberText(leaseMillis, Long.toString(leaseMillis));
+            lastLease = last;
+        }
+        return last.text();
+    }
 
     private String fenceMode() {
         if (!countingFence) {

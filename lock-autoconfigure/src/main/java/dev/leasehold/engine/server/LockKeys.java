@@ -49,19 +49,6 @@ public final class LockKeys {
      */
     private volatile String @Nullable [] derived;
 
-    /** How many first tries skip the lean uncontended step after one found the key contended. */
-    private static final int LEAN_SKIPS = 16;
-
-    /**
-     * How many more tries on this key skip the server's lean uncontended step (one that finds the key contended costs
-     * a second round trip): set when one did, counted down by each try that skipped it. A hint shared by the threads
-     * of one engine: a race costs at most a round trip.
-     */
-    private volatile int leanSkips;
-
-    /** Whether the key's last grant to this engine came from the lean step ({@link #leanRelease}). */
-    private volatile boolean leanGranted;
-
     public LockKeys(String logicalKey, String lock, String readers, String writerWaiting, String fence,
             String channel, String queue, String queueExpiry) {
         this.logicalKey = logicalKey;
@@ -81,37 +68,6 @@ public final class LockKeys {
         this.lock = lock;
         this.keyPrefix = keyPrefix;
         this.given = null;
-    }
-
-    /** Whether a first try may take the server's lean uncontended step; counts a skipped one down. */
-    public boolean leanStep() {
-        int skips = leanSkips;
-        if (skips == 0) {
-            return true;
-        }
-        leanSkips = skips - 1;
-        return false;
-    }
-
-    /**
-     * Whether a release may take the lean step: the key's last grant to this engine was the lean step's (one engine
-     * holds a key through one grant at a time), so it was quiet then, and no lean step of this engine found the key
-     * contended since.
-     */
-    public boolean leanRelease() {
-        return leanGranted && leanSkips == 0;
-    }
-
-    /** Records whether the lean step made the key's last grant to this engine. */
-    public void granted(boolean byLeanStep) {
-        if (leanGranted != byLeanStep) {
-            leanGranted = byLeanStep;
-        }
-    }
-
-    /** A lean step found the key contended: the next tries go straight to the full step for a while. */
-    public void leanStepMissed() {
-        leanSkips = LEAN_SKIPS;
     }
 
     public static LockKeys of(String keyPrefix, String logicalKey) {

@@ -9,15 +9,11 @@ import dev.leasehold.LockMode;
 
 /**
  * The per-server steps of the lock protocol: acquire, renew, release, and the wake-up channel.
- * Each step is atomic and answers asynchronously, so an engine can run the same step on several servers at once
- * (the quorum mode) and bound every call in time. A step is one round trip, or two on the same connection where a
- * server first sends a lean form of it (the uncontended acquire and the quiet release with only the keys they read)
- * and the whole step when that does not apply (the lean form then changed nothing); its future completes after the
- * last, so the step reads as one that reached the server later, and a step called after it may run first. Where the
- * order matters the engine waits for the reply: a take-back or a withdrawal follows the acquire's reply.
+ * Each step is one atomic round trip and answers asynchronously, so an engine can run the same step
+ * on several servers at once (the quorum mode) and bound every call in time.
  * {@link LockMode#WRITE} and {@link LockMode#EXCLUSIVE} are the same lock.
  * <p>
- * Steps on one key reach the server in the order they were called (one ordered connection per server):
+ * Steps on one key run on the server in the order they were called (one ordered connection per server):
  * the engine lets the next local waiter send its acquire right behind a release, without waiting for the
  * release's reply, and takes back an acquire whose outcome it did not learn by a release sent after it.
  * A step's future completes exceptionally with a {@link LockServerException} when it did not complete, and
