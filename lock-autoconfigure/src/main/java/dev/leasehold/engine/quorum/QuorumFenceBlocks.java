@@ -42,12 +42,12 @@ final class QuorumFenceBlocks {
         Predicate<Reply<FenceBlock>> held = reply -> reply.ok() && reply.counted() && reply.answer() != null;
         Predicate<Reply<FenceBlock>> notHeld = reply -> reply.ok() && reply.counted() && reply.answer() == null;
         Round<FenceBlock> round = Round.send(timeouts, nodes, node -> node.server().reserveFences(keys, token, leaseMillis),
-                stepTimeoutNanos, replies -> count(replies, held) >= majority
-                        || count(replies, notHeld) > nodes.size() - majority);
+                stepTimeoutNanos, replies -> Replies.count(replies, held) >= majority
+                        || Replies.count(replies, notHeld) > nodes.size() - majority);
         return round.outcome().thenCompose(replies -> {
             List<Reply<FenceBlock>> holding = replies.stream().filter(held).toList();
             if (holding.size() < majority) {
-                if (count(replies, notHeld) > nodes.size() - majority) {
+                if (Replies.count(replies, notHeld) > nodes.size() - majority) {
                     return CompletableFuture.completedFuture(null);
                 }
                 return CompletableFuture.failedFuture(new QuorumUnavailableException("Only " + holding.size() + " of "
@@ -68,7 +68,7 @@ final class QuorumFenceBlocks {
                 .map(Reply::node).toList();
             long left = stepTimeoutNanos - (EngineClock.nanoTime() - startedAt);
             int needed = (int) (majority - known);
-            Predicate<List<Reply<Long>>> enough = raised -> count(raised,
+            Predicate<List<Reply<Long>>> enough = raised -> Replies.count(raised,
                     reply -> reply.ok() && reply.counted() && reply.answer() >= last) >= needed;
             return Round.send(timeouts, behind, node -> node.server().raiseFence(keys, last), left, enough).outcome()
                 .thenCompose(raised -> enough.test(raised) ? CompletableFuture.completedFuture(block)
@@ -95,9 +95,5 @@ final class QuorumFenceBlocks {
                 }
             });
         }
-    }
-
-    private static <T> int count(List<Reply<T>> replies, Predicate<Reply<T>> condition) {
-        return (int) replies.stream().filter(condition).count();
     }
 }

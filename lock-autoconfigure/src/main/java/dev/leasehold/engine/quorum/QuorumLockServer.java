@@ -241,16 +241,12 @@ public class QuorumLockServer implements LockServer {
      */
     private CompletableFuture<Boolean> vote(java.util.function.Function<QuorumNode, CompletableFuture<Boolean>> step,
             boolean countedOnly, String what, LockKeys keys) {
-        Predicate<Reply<Boolean>> yes = countedOnly ? QuorumLockServer::countedYes : QuorumLockServer::anyYes;
-        Predicate<Reply<Boolean>> no = countedOnly ? QuorumLockServer::countedNo : QuorumLockServer::anyNo;
         return Round.send(timeouts, nodes, step, stepTimeoutNanos, countedOnly ? countedVoteDecided : voteDecided)
             .outcome()
             .thenCompose(replies -> {
-                if (Replies.count(replies, yes) >= majority) {
-                    return CompletableFuture.completedFuture(true);
-                }
-                if (Replies.count(replies, no) > nodes.size() - majority) {
-                    return CompletableFuture.completedFuture(false);
+                Boolean verdict = verdict(replies, countedOnly);
+                if (verdict != null) {
+                    return CompletableFuture.completedFuture(verdict);
                 }
                 return CompletableFuture.failedFuture(new QuorumUnavailableException("Could not "
                         + what.formatted("'" + keys.logicalKey() + "'") + " on " + majority + " of " + nodes.size() + " Redis servers: "
@@ -259,11 +255,12 @@ public class QuorumLockServer implements LockServer {
     }
 
     /** Whether a vote's outcome is known (made once each, not per step). */
-    private final Predicate<List<Reply<Boolean>>> voteDecided = replies -> voteDecided(replies, false);
+    private final Predicate<List<Reply<Boolean>>> voteDecided = replies -> verdict(replies, false) != null;
 
-    private final Predicate<List<Reply<Boolean>>> countedVoteDecided = replies -> voteDecided(replies, true);
+    private final Predicate<List<Reply<Boolean>>> countedVoteDecided = replies -> verdict(replies, true) != null;
 
-    private boolean voteDecided(List<Reply<Boolean>> replies, boolean countedOnly) {
+    /** True when a majority said yes, false when too many said no for a majority to be left, null when neither. */
+    private @Nullable Boolean verdict(List<Reply<Boolean>> replies, boolean countedOnly) {
         int yes = 0;
         int no = 0;
         for (Reply<Boolean> reply : replies) {
@@ -276,23 +273,7 @@ public class QuorumLockServer implements LockServer {
                 }
             }
         }
-        return yes >= majority || no > nodes.size() - majority;
-    }
-
-    private static boolean anyYes(Reply<Boolean> reply) {
-        return reply.ok() && reply.answer();
-    }
-
-    private static boolean anyNo(Reply<Boolean> reply) {
-        return reply.ok() && !reply.answer();
-    }
-
-    private static boolean countedYes(Reply<Boolean> reply) {
-        return anyYes(reply) && reply.counted();
-    }
-
-    private static boolean countedNo(Reply<Boolean> reply) {
-        return anyNo(reply) && reply.counted();
+        return yes >= majority ? Boolean.TRUE : no > nodes.size() - majority ? Boolean.FALSE : null;
     }
 
     /**

@@ -13,12 +13,18 @@ import dev.leasehold.engine.LockEngineSettings;
 import dev.leasehold.engine.LockObserver;
 import dev.leasehold.test.redis.TestRedisServer;
 import dev.leasehold.test.redis.TestRedisServers;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Independent {@code redis-server} processes on free loopback ports, and quorum clients on them (each
- * client has its own connections, as another JVM would). Closes everything it made.
+ * client has its own connections, as another JVM would). Closes everything it made. Registered on a test class
+ * ({@link #perClass}), it starts its servers before the class's tests and closes them after, and after each test
+ * closes that test's clients and brings every node back (running, answering, every command allowed).
  */
-public final class QuorumFixture implements AutoCloseable {
+public final class QuorumFixture implements AutoCloseable, BeforeAllCallback, AfterEachCallback, AfterAllCallback {
 
     public final List<TestRedisServer> servers = new ArrayList<>();
 
@@ -26,8 +32,36 @@ public final class QuorumFixture implements AutoCloseable {
 
     private final List<AutoCloseable> resources = new ArrayList<>();
 
+    private final int n;
+
+    private final int faked;
+
+    private final Map<String, String> fakedEnvironment;
+
     /** {@code n} nodes; the first {@code faked} of them run with {@code fakedEnvironment}. */
     QuorumFixture(int n, int faked, Map<String, String> fakedEnvironment) {
+        this(n, faked, fakedEnvironment, true);
+    }
+
+    public QuorumFixture(int n) {
+        this(n, 0, Map.of());
+    }
+
+    private QuorumFixture(int n, int faked, Map<String, String> fakedEnvironment, boolean startNow) {
+        this.n = n;
+        this.faked = faked;
+        this.fakedEnvironment = fakedEnvironment;
+        if (startNow) {
+            start();
+        }
+    }
+
+    /** For {@code @RegisterExtension static}: {@code n} nodes, started before the class's tests. */
+    static QuorumFixture perClass(int n) {
+        return new QuorumFixture(n, 0, Map.of(), false);
+    }
+
+    private void start() {
         try {
             for (int i = 0; i < n; i++) {
                 servers.add(TestRedisServers.startOwn(List.of(), i < faked ? fakedEnvironment : Map.of()));
@@ -39,8 +73,26 @@ public final class QuorumFixture implements AutoCloseable {
         }
     }
 
-    public QuorumFixture(int n) {
-        this(n, 0, Map.of());
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        if (servers.isEmpty()) {
+            start();
+        }
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        closeClients();
+        lost.clear();
+        if (controllable()) {
+            healAll();
+        }
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        close();
+        servers.clear();
     }
 
     static LockEngineSettings settings(Duration leaseTime) {

@@ -8,12 +8,10 @@ import dev.leasehold.LockHandle;
 import dev.leasehold.engine.Await;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.LockEngineSettings;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,27 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(90)
 class QuorumLeaseExtensionTest {
 
-    private static QuorumFixture nodes;
-
-    @BeforeAll
-    static void startNodes() {
-        nodes = new QuorumFixture(5);
-    }
-
-    @AfterAll
-    static void stopNodes() {
-        if (nodes != null) {
-            nodes.close();
-        }
-    }
-
-    @AfterEach
-    void heal() {
-        nodes.closeClients();
-        if (nodes.controllable()) {
-            nodes.healAll();
-        }
-    }
+    @RegisterExtension
+    static final QuorumFixture nodes = QuorumFixture.perClass(5);
 
     @Test
     void anExtendedLeaseCountsOnlyWhatTheNodesGuaranteeLikeAGrant() {

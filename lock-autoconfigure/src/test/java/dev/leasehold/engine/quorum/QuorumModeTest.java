@@ -17,12 +17,10 @@ import dev.leasehold.engine.Await;
 import dev.leasehold.engine.DefaultLockEngine;
 import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.LockEngineSettings;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,28 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(90)
 class QuorumModeTest {
 
-    private static QuorumFixture nodes;
-
-    @BeforeAll
-    static void startNodes() {
-        nodes = new QuorumFixture(5);
-    }
-
-    @AfterAll
-    static void stopNodes() {
-        if (nodes != null) {
-            nodes.close();
-        }
-    }
-
-    @AfterEach
-    void heal() {
-        nodes.closeClients();
-        nodes.lost.clear();
-        if (nodes.controllable()) {
-            nodes.healAll();
-        }
-    }
+    @RegisterExtension
+    static final QuorumFixture nodes = QuorumFixture.perClass(5);
 
     private static void assumeControllable() {
         Assumptions.assumeTrue(nodes.controllable(), "needs redis-server processes this test may pause and stop");

@@ -9,12 +9,10 @@ import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.QueueTry;
 import dev.leasehold.test.redis.TestRedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,30 +30,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(60)
 class QuorumNodesTest {
 
-    private static QuorumFixture nodes;
+    @RegisterExtension
+    static final QuorumFixture nodes = QuorumFixture.perClass(3);
 
     private QuorumLockServer quorum;
-
-    @BeforeAll
-    static void startNodes() {
-        nodes = new QuorumFixture(3);
-    }
-
-    @AfterAll
-    static void stopNodes() {
-        if (nodes != null) {
-            nodes.close();
-        }
-    }
 
     @BeforeEach
     void connect() {
         quorum = nodes.quorum(QuorumFixture.settings(Duration.ofSeconds(30)));
-    }
-
-    @AfterEach
-    void heal() {
-        nodes.healAll();
     }
 
     @Test
