@@ -11,7 +11,7 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
 /**
  * What Redis told one instance about its leases, as delivered to the engine (a reply the explorer lost or dropped
  * told it nothing): which fencing tokens each owner token's grants and reservations reserved, the renewals it
- * refused and the reservations it answered with "not yours". The lost-key excuse of the checker (a holder learns a
+ * refused, the reservations it answered with "not yours" and the releases it answered with "not held". The lost-key excuse of the checker (a holder learns a
  * loss only from the next answer about its lease) ends where such an answer reached the engine: {@link RunCheck}
  * judges what the engine did after it. Synchronized: the explorer records, engine threads never touch it.
  */
@@ -27,6 +27,9 @@ final class RedisSaid {
     final List<Gone> refusedRenewals = new ArrayList<>();
 
     final List<Gone> goneReservations = new ArrayList<>();
+
+    /** Releases Redis answered with "not held" (the lease had run out, or the key was lost). */
+    final List<Gone> refusedReleases = new ArrayList<>();
 
     /** When the engine was done reading each refused renewal (its watchdog ran what the answer scheduled). */
     final Map<Gone, Long> processedAt = new HashMap<>();
@@ -70,6 +73,10 @@ final class RedisSaid {
         else {
             refusedRenewals.add(new Gone(key, token, sentAt, at));
         }
+    }
+
+    synchronized void releaseRefused(String key, String token, long sentAt, long at) {
+        refusedReleases.add(new Gone(key, token, sentAt, at));
     }
 
     synchronized void reservationGone(String key, String token, long sentAt, long at) {

@@ -313,6 +313,9 @@ abstract class SimWire {
         else if ("reserve".equals(step.kind) && step.result == null) {
             said.reservationGone(step.keys.get(0), step.tokens.get(0), step.sentAt, now);
         }
+        else if ("release".equals(step.kind) && Boolean.FALSE.equals(step.result)) {
+            said.releaseRefused(step.keys.get(0), step.tokens.get(0), step.sentAt, now);
+        }
     }
 
     /**

@@ -18,6 +18,8 @@ import dev.leasehold.campaign.HistoryChecker;
  * is told lost with its grant.</li>
  * <li>A token reservation answered "not yours" within half the Redis timeout of its sending tells the holders that
  * handed that lease on since Redis last confirmed it, where a fault lost the key while they held it (item 3).</li>
+ * <li>A release answered "not held" within half the Redis timeout tells the holder that released (wave 10's RD1:
+ * a reader's refused release reported nothing).</li>
  * </ul>
  * A reply lost or dropped, or delivered once the instance began closing, tells nothing and is not judged.
  */
@@ -74,6 +76,25 @@ final class ToldChecks {
                                         + " token=" + section.token() + "]")));
                 }
                 long halfTimeout = redisTimeoutNanos / 2;
+                for (RedisSaid.Gone refused : said.refusedReleases) {
+                    long sentAt = refused.sentAt() - origin;
+                    long at = refused.at() - origin;
+                    if (at - sentAt > halfTimeout || instance.closingAt() >= 0 && instance.closingAt() <= at) {
+                        continue;
+                    }
+                    // the holder that released (the last of the lease's sections granted before the answer) learns
+                    // from it that the key was no longer its own
+                    mine.stream().filter(section -> section.key().equals(refused.key()) && !section.reentry()
+                            && section.grantedAt() <= at && said.underLease(refused.token(), section.token()))
+                        .max(java.util.Comparator.comparingLong(History.Section::grantedAt))
+                        .filter(section -> !section.toldLost()
+                                && !told.contains(instance.instance() + "|" + section.key() + "|" + section.token()))
+                        .ifPresent(section -> violations.add(new HistoryChecker.Violation(at,
+                                "S1 Redis answered a release with \"not held\" and its holder was never told it had lost"
+                                        + " the lock: " + section.op() + "#" + section.id() + "[" + instance.instance() + " "
+                                        + section.key() + (section.shared() ? " READ" : "") + " token=" + section.token()
+                                        + "]")));
+                }
                 for (RedisSaid.Gone gone : said.goneReservations) {
                     long sentAt = gone.sentAt() - origin;
                     long at = gone.at() - origin;

@@ -14,7 +14,7 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link ToldChecks}' two rules on crafted histories: each fails on one that breaks it and passes on ones that keep it
+ * {@link ToldChecks}' three rules on crafted histories: each fails on one that breaks it and passes on ones that keep it
  * (or that its excuses cover). What Redis said is timed on a virtual clock that reads {@link #ORIGIN} at the
  * history's time 0, as in a run (the rules once compared the two time bases and could never fire).
  */
@@ -154,5 +154,40 @@ class ToldChecksTest {
         history.fault("delete-key", "redis k0", 35 * MS, 35 * MS);
         said.reservationGone("k0", "t1", ORIGIN + 40 * MS, ORIGIN + 45 * MS);
         assertThat(check()).isEmpty();
+    }
+
+    /** RD1: t1's release sent at 40 ms, answered "not held" at {@code answeredMs}, by the holder of token 101. */
+    private void releaseRefused(long answeredMs) {
+        section(1, 100, 10, 20);
+        section(2, 101, 20, 40);
+        said.releaseRefused("k0", "t1", ORIGIN + 40 * MS, ORIGIN + answeredMs * MS);
+    }
+
+    @Test
+    void aReleaseAnsweredNotHeldWithItsHolderNeverToldIsAViolation() {
+        releaseRefused(45);
+        assertThat(check()).singleElement().satisfies(violation -> assertThat(violation.toString())
+            .contains("answered a release with \"not held\"").contains("token=101"));
+    }
+
+    @Test
+    void theReleasingHolderToldKeepsIt() {
+        releaseRefused(45);
+        toldLostAt(46, 101);
+        assertThat(check()).isEmpty();
+    }
+
+    @Test
+    void aReleaseAnsweredLaterThanHalfTheRedisTimeoutJudgesNothing() {
+        releaseRefused(40 + 251);
+        assertThat(check()).isEmpty();
+    }
+
+    @Test
+    void aReleaseAnsweredOnceTheEngineBeganClosingJudgesNothing() {
+        releaseRefused(45);
+        List<HistoryChecker.Violation> violations = new ArrayList<>();
+        ToldChecks.check(history, List.of(new ToldChecks.Told("i0", said, 44 * MS)), REDIS_TIMEOUT, ORIGIN, violations);
+        assertThat(violations).isEmpty();
     }
 }
