@@ -54,6 +54,9 @@ final class Explorer {
 
     final Operations operations;
 
+    /** Which operation an idle caller does next. */
+    private final OperationMix mix;
+
     final List<String> keys = new ArrayList<>();
 
     /** This run's pace: how eagerly the clock moves while replies are on their way (timeouts), and faults. */
@@ -96,7 +99,8 @@ final class Explorer {
         for (int i = 0; i < config.keys(); i++) {
             keys.add("k" + i);
         }
-        this.operations = new Operations(history, world, random, keys, config);
+        this.operations = new Operations(history, world, random, config.lease());
+        this.mix = new OperationMix(operations, random, keys, config);
         this.clockWeight = new double[] { 0.3, 1.5, 6 }[random.nextInt(3)];
         // a hand-off run always has faults (its aims are faults), and a linger replies and faults land inside
         this.faultWeight = !config.faults() ? 0 : config.handOffs() ? new double[] { 0.2, 1 }[random.nextInt(2)]
@@ -294,7 +298,7 @@ final class Explorer {
                             operations.closeEngine(client);
                         }
                         else {
-                            operations.start(client);
+                            mix.start(client);
                         }
                     }));
                 }
