@@ -86,6 +86,8 @@ final class Explorer {
 
     private final StallAims stallAims;
 
+    private final ReaderAims readerAims;
+
     private Explorer(long seed, RunConfig config) {
         this.seed = seed;
         this.config = config;
@@ -145,6 +147,7 @@ final class Explorer {
         this.watch = new FreeKeyWatch(this);
         this.queueLiveness = new QueueLivenessWatch(this);
         this.stallAims = new StallAims(this);
+        this.readerAims = new ReaderAims(this);
         world.trace("seed " + seed + ": " + config + ", clock weight " + clockWeight + ", fault weight " + faultWeight
                 + ", operation weight " + operationWeight + ", " + settings.handOff());
     }
@@ -329,6 +332,7 @@ final class Explorer {
             if (operationsLeft > (config.handOffs() ? -10 : 0)) {
                 aims.add(choices, faults, () -> operationsLeft--);
                 stallAims.add(choices, () -> operationsLeft--);
+                readerAims.add(choices, faults, () -> operationsLeft--);
             }
             choices.add(new Choice(0.02 * faults, null, nemesis::restart));
             choices.add(new Choice(0.05 * faults, null, nemesis::cutOff));

@@ -6,7 +6,10 @@ import java.util.Random;
 import dev.leasehold.campaign.History;
 import dev.leasehold.engine.server.LockKeys;
 
-/** The {@link Explorer}'s faults: Redis restarts empty, a connection is cut off for a while, a lock key is lost. */
+/**
+ * The {@link Explorer}'s faults: Redis restarts empty, a connection is cut off for a while, a lock key is lost, the
+ * server's clock steps ahead (aimed only: {@link ReaderAims}).
+ */
 final class Nemesis {
 
     private final SimWorld world;
@@ -50,6 +53,17 @@ final class Nemesis {
         world.trace(String.format(java.util.Locale.ROOT, "NEMESIS %s's connection is cut off for %.1f ms", instance.name,
                 nanos / 1e6));
         history.fault("cut-off", instance.name, history.now(), history.now() + nanos, config.redisTimeout().toNanos());
+    }
+
+    /**
+     * The server's clock steps ahead by {@code millis} (an NTP step on Redis's host): leases end early there, before
+     * their holders' estimates say (documented: a lease relies on clocks that do not jump; fencing tokens still grow).
+     */
+    void stepClock(long millis) {
+        world.trace("NEMESIS Redis's clock steps " + millis + " ms ahead");
+        long start = history.now();
+        redis.stepClockAhead(millis);
+        history.fault("clock-step", "redis", start, history.now());
     }
 
     void loseKey() {

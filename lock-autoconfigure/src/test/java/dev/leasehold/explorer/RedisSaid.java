@@ -31,6 +31,12 @@ final class RedisSaid {
     /** Releases Redis answered with "not held" (the lease had run out, or the key was lost). */
     final List<Gone> refusedReleases = new ArrayList<>();
 
+    /** A release Redis answered with "released": run on the server at {@code ranAt}, delivered at {@code at}. */
+    record Released(String key, String token, long ranAt, long at) {
+    }
+
+    final List<Released> acceptedReleases = new ArrayList<>();
+
     /** When the engine was done reading each refused renewal (its watchdog ran what the answer scheduled). */
     final Map<Gone, Long> processedAt = new HashMap<>();
 
@@ -73,6 +79,10 @@ final class RedisSaid {
         else {
             refusedRenewals.add(new Gone(key, token, sentAt, at));
         }
+    }
+
+    synchronized void releaseAccepted(String key, String token, long ranAt, long at) {
+        acceptedReleases.add(new Released(key, token, ranAt, at));
     }
 
     synchronized void releaseRefused(String key, String token, long sentAt, long at) {

@@ -219,6 +219,11 @@ final class SimReaders {
         return true;
     }
 
+    /** The end of the token's read lease (ms, server clock) while it is in the readers zset, else null. */
+    Long leaseEnd(LockKeys keys, String token) {
+        return score(keys.readers(), token);
+    }
+
     /** Owner tokens whose read lease on the key ends after {@code nowMs}, for the explorer's checks. */
     List<String> holders(LockKeys keys, long nowMs) {
         Map<String, Long> members = zset(keys.readers());

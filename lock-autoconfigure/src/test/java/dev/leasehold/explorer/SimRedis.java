@@ -355,6 +355,21 @@ final class SimRedis {
         return readers.holders(keys, strings.micros() / 1000);
     }
 
+    /** The server's clock, ms (leases and entries end on it). */
+    long serverMillis() {
+        return strings.micros() / 1000;
+    }
+
+    /** The server's clock steps ahead by {@code millis} (see {@link SimStrings#stepAhead}). */
+    void stepClockAhead(long millis) {
+        strings.stepAhead(millis * 1000);
+    }
+
+    /** When the token's read lease ends (ms, server clock) while the readers zset still lists it, else null. */
+    Long readLeaseEnd(LockKeys keys, String token) {
+        return readers.leaseEnd(keys, token);
+    }
+
     long leaseLeftMillis(LockKeys keys) {
         return Math.max(0, strings.pttl(keys.lock()));
     }

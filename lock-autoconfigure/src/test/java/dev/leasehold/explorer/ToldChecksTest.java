@@ -14,7 +14,7 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link ToldChecks}' three rules on crafted histories: each fails on one that breaks it and passes on ones that keep it
+ * {@link ToldChecks}' rules on crafted histories: each fails on one that breaks it and passes on ones that keep it
  * (or that its excuses cover). What Redis said is timed on a virtual clock that reads {@link #ORIGIN} at the
  * history's time 0, as in a run (the rules once compared the two time bases and could never fire).
  */
@@ -189,5 +189,29 @@ class ToldChecksTest {
         List<HistoryChecker.Violation> violations = new ArrayList<>();
         ToldChecks.check(history, List.of(new ToldChecks.Told("i0", said, 44 * MS)), REDIS_TIMEOUT, ORIGIN, violations);
         assertThat(violations).isEmpty();
+    }
+
+    /** RD2: t1's read lease (token 100, 10-50 ms), a writer of another instance granted token 120 at {@code writerMs}. */
+    private List<HistoryChecker.Violation> readerReleasedAt50(long writerMs) {
+        history.section(new History.Section(1, "i0", "k0", true, 100, false, "tryLock", 10 * MS, 10 * MS, 50 * MS, 0,
+                History.Verdict.ACCEPTED, true, false, false));
+        history.section(new History.Section(2, "i1", "k0", false, 120, false, "tryLock", writerMs * MS, writerMs * MS,
+                writerMs * MS + 5 * MS, 0, History.Verdict.ACCEPTED, true, false, false));
+        said.releaseAccepted("k0", "t1", ORIGIN + 48 * MS, ORIGIN + 50 * MS);
+        List<HistoryChecker.Violation> violations = new ArrayList<>();
+        ToldChecks.releasedAfterAnotherGrant(history, List.of(new ToldChecks.Told("i0", said, -1),
+                new ToldChecks.Told("i1", new RedisSaid(), -1)), ORIGIN, violations);
+        return violations;
+    }
+
+    @Test
+    void aReadLeaseReleasedAfterAWriterWasGrantedTheKeyIsAViolation() {
+        assertThat(readerReleasedAt50(30)).singleElement().satisfies(violation -> assertThat(violation.toString())
+            .contains("answered a release with \"released\" after it had granted the key to another holder"));
+    }
+
+    @Test
+    void aWriterGrantedOnlyAfterTheReleaseRanIsNot() {
+        assertThat(readerReleasedAt50(49)).isEmpty();
     }
 }
