@@ -11,10 +11,13 @@ import dev.leasehold.engine.server.LockKeys;
  * Steps aimed at the windows of readers' ends (wave 10's RD1 and RD2), offered only while one is open and picked by
  * the seed like any other:
  * <ul>
- * <li>the server's clock steps past a held read lease while a writer is queued for the key (at most once a run): the
- * lease ends in Redis before its holder's estimate says, as it does where clocks jump;</li>
- * <li>a queued waiter stops while such an ended read lease is still listed and nothing holds the key: its withdrawal
- * wakes the queue's head, a writer, beside the listed reader (RD2's window);</li>
+ * <li>a reader releases with a hold left while another reader holds (the readers zset may then outlive every lease it
+ * lists: it expires with the longest lease it ever held);</li>
+ * <li>the server's clock steps past every listed read lease while a writer is queued for the key (at most once a run),
+ * into the time the zset still lists them where it outlives them: leases end in Redis before their holders'
+ * estimates say, as they do where clocks jump;</li>
+ * <li>a queued waiter stops while ended read leases are still listed and nothing holds the key: its withdrawal wakes
+ * the queue's head, a writer, beside the listed readers (RD2's window);</li>
  * <li>the close of a read lock its engine still holds whose lease Redis no longer keeps (its key lost, or ended): the
  * release must answer "not held" and its holder be told (RD1 and RD2).</li>
  * </ul>
@@ -33,28 +36,28 @@ final class ReaderAims {
     void add(List<Explorer.Choice> choices, double faults, Runnable started) {
         Operations operations = run.operations;
         long serverMs = run.redis.serverMillis();
-        synchronized (operations) {
-            for (Section section : operations.open) {
-                HeldLock lock = Holdings.lockOf(section.handle);
-                if (section.mode != LockMode.READ || section.closing || lock == null
-                        || lock.state() != HeldLock.State.HELD) {
-                    continue;
-                }
-                LockKeys names = LockKeys.of("lock:", section.key);
-                Long leaseEnd = run.redis.readLeaseEnd(names, lock.token);
-                boolean writerQueued = run.redis.queued(names).stream().anyMatch(member -> member.endsWith("|W"));
-                if (faults > 0 && !clockStepped && writerQueued && leaseEnd != null && leaseEnd > serverMs) {
-                    long step = leaseEnd - serverMs + 1 + run.random.nextInt(50);
-                    choices.add(new Explorer.Choice(0.5, null, () -> {
-                        run.world.trace("aim: the server's clock steps past a read lease, a writer queued");
-                        clockStepped = true;
-                        run.nemesis.stepClock(step);
-                    }));
-                }
-                if (faults > 0 && writerQueued && leaseEnd != null && leaseEnd <= serverMs
-                        && run.redis.lockValue(names) == null && run.redis.liveReaders(names).isEmpty()) {
-                    stopAWaiter(choices, section.key);
-                }
+        for (String key : run.keys) {
+            LockKeys names = LockKeys.of("lock:", key);
+            boolean writerQueued = run.redis.queued(names).stream().anyMatch(member -> member.endsWith("|W"));
+            Long listedUntil = run.redis.lastReadLeaseEnd(names);
+            Long keptUntil = run.redis.readersKeptUntil(names);
+            if (faults <= 0 || !writerQueued || listedUntil == null) {
+                continue;
+            }
+            if (!clockStepped && listedUntil >= serverMs) {
+                // past every listed read lease: to where the zset still lists them, if it outlives them (a reader
+                // released with a hold left, after another's last renewal), else just past them
+                long room = keptUntil != null ? keptUntil - listedUntil - 2 : 0;
+                long step = listedUntil - serverMs + 1 + (room > 0 ? run.random.nextInt((int) Math.min(room, 50)) : 0);
+                choices.add(new Explorer.Choice(0.5, null, () -> {
+                    run.world.trace("aim: the server's clock steps past the listed read leases, a writer queued");
+                    clockStepped = true;
+                    run.nemesis.stepClock(step);
+                }));
+            }
+            if (listedUntil < serverMs && run.redis.lockValue(names) == null) {
+                // every listed read lease ended, the zset still there: a withdrawal wakes the writer beside them
+                stopAWaiter(choices, key);
             }
         }
         for (Client client : run.clients) {
@@ -66,7 +69,8 @@ final class ReaderAims {
                 if (section.mode != LockMode.READ || lock == null || lock.state() != HeldLock.State.HELD) {
                     continue;
                 }
-                Long leaseEnd = run.redis.readLeaseEnd(LockKeys.of("lock:", section.key), lock.token);
+                LockKeys names = LockKeys.of("lock:", section.key);
+                Long leaseEnd = run.redis.readLeaseEnd(names, lock.token);
                 if (leaseEnd == null || leaseEnd <= serverMs) {
                     choices.add(new Explorer.Choice(2, null, () -> {
                         run.world.trace("aim: close a read lock whose lease Redis no longer keeps");
@@ -75,7 +79,28 @@ final class ReaderAims {
                     }));
                     return;
                 }
+                if (anotherReader(section)) {
+                    // a read lease released with a hold left: the zset may then outlive every lease it lists
+                    choices.add(new Explorer.Choice(0.5, null, () -> {
+                        run.world.trace("aim: a reader releases with a hold left while another reader holds");
+                        started.run();
+                        if (section.holdNanos == 0) {
+                            operations.holdAtLeast(client, section);
+                        }
+                        else {
+                            operations.close(client, section, false);
+                        }
+                    }));
+                    return;
+                }
             }
+        }
+    }
+
+    private boolean anotherReader(Section section) {
+        synchronized (run.operations) {
+            return run.operations.open.stream().anyMatch(other -> other != section && other.mode == LockMode.READ
+                    && other.key.equals(section.key) && other.handle != section.handle && !other.closing);
         }
     }
 
@@ -85,21 +110,23 @@ final class ReaderAims {
             String doing = client.doing;
             if (!client.idle() && !client.interruptAimed() && doing.contains(" tryLock " + key + " ")) {
                 choices.add(new Explorer.Choice(3, null, () -> {
-                    run.world.trace("aim: a waiter stops beside an ended read lease; interrupt " + client.getName()
+                    run.world.trace("aim: a waiter stops beside ended read leases; interrupt " + client.getName()
                             + " (" + doing + ")");
                     client.interruptNow();
                 }));
                 return;
             }
         }
-        for (Operations.Pending waiting : run.operations.pending) {
-            if (waiting.key().equals(key)) {
-                choices.add(new Explorer.Choice(3, null, () -> {
-                    run.world.trace("aim: a waiter stops beside an ended read lease; cancel " + waiting.instance().name
-                            + "'s tryLockAsync " + key);
-                    waiting.future().cancel(false);
-                }));
-                return;
+        synchronized (run.operations) {
+            for (Operations.Pending waiting : run.operations.pending) {
+                if (waiting.key().equals(key)) {
+                    choices.add(new Explorer.Choice(3, null, () -> {
+                        run.world.trace("aim: a waiter stops beside ended read leases; cancel " + waiting.instance().name
+                                + "'s tryLockAsync " + key);
+                        waiting.future().cancel(false);
+                    }));
+                    return;
+                }
             }
         }
     }

@@ -370,6 +370,16 @@ final class SimRedis {
         return readers.leaseEnd(keys, token);
     }
 
+    /** The latest read lease end listed for the key (ms, server clock), null when none is listed. */
+    Long lastReadLeaseEnd(LockKeys keys) {
+        return readers.lastLeaseEnd(keys.readers());
+    }
+
+    /** When the key's readers zset itself expires (ms, server clock), null when there is none. */
+    Long readersKeptUntil(LockKeys keys) {
+        return readers.keptUntil(keys);
+    }
+
     long leaseLeftMillis(LockKeys keys) {
         return Math.max(0, strings.pttl(keys.lock()));
     }
