@@ -58,10 +58,16 @@ final class RedisSaid {
     /** Per owner token, when a renewal Redis accepted was delivered (the engine clears its unconfirmed holders then). */
     private final Map<String, List<Long>> confirmed = new HashMap<>();
 
-    /** A step ran on the server: a grant or a reservation reserves tokens under its owner token. */
-    synchronized void ran(String token, Object result) {
+    /** When Redis last granted or reserved under each owner token (virtual ns): it confirmed the lease then. */
+    private final Map<String, Long> lastReservedAt = new HashMap<>();
+
+    /** A step ran on the server at {@code at}: a grant or a reservation reserves tokens under its owner token. */
+    synchronized void ran(String token, Object result, long at) {
         if (token == null) {
             return;
+        }
+        if (result instanceof Grant grant && grant.granted() || result instanceof FenceBlock) {
+            lastReservedAt.put(token, at);
         }
         if (result instanceof Grant grant && grant.granted()) {
             blocks.computeIfAbsent(token, any -> new ArrayList<>())
@@ -102,6 +108,11 @@ final class RedisSaid {
     /** Whether {@code fencingToken} is the first of a block reserved under {@code token} (Redis confirmed it then). */
     synchronized boolean firstOfBlock(String token, long fencingToken) {
         return blocks.getOrDefault(token, List.of()).stream().anyMatch(range -> range[0] == fencingToken);
+    }
+
+    /** When Redis last granted or reserved tokens under the owner token (virtual ns), Long.MIN_VALUE if never. */
+    synchronized long lastReservedAt(String token) {
+        return lastReservedAt.getOrDefault(token, Long.MIN_VALUE);
     }
 
     synchronized long lastConfirmedBefore(String token, long at) {

@@ -266,7 +266,7 @@ abstract class SimWire {
             step.ranAt = redis.world.now();
             step.result = step.onServer.get();
             if (step.kind != null && !step.tokens.isEmpty()) {
-                said.ran(step.tokens.get(0), step.result);
+                said.ran(step.tokens.get(0), step.result, step.ranAt);
             }
         }
         catch (RuntimeException ex) {

@@ -86,10 +86,14 @@ final class ToldChecks {
                         continue;
                     }
                     // the holder that released (the last of the lease's sections granted before the answer) learns
-                    // from it that the key was no longer its own
+                    // from it that the key was no longer its own; not where Redis confirmed the lease again after
+                    // that holder ended (a reservation for a successor who then gave the key back: nobody held it
+                    // when it was lost)
+                    long reservedAt = said.lastReservedAt(refused.token());
                     mine.stream().filter(section -> section.key().equals(refused.key()) && !section.reentry()
                             && section.grantedAt() <= at && said.underLease(refused.token(), section.token()))
                         .max(java.util.Comparator.comparingLong(History.Section::grantedAt))
+                        .filter(section -> reservedAt == Long.MIN_VALUE || reservedAt - origin <= section.endAt())
                         .filter(section -> !section.toldLost()
                                 && !told.contains(instance.instance() + "|" + section.key() + "|" + section.token()))
                         .ifPresent(section -> violations.add(new HistoryChecker.Violation(at,

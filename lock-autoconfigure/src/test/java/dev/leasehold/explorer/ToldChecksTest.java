@@ -34,7 +34,7 @@ class ToldChecksTest {
     private final RedisSaid said = new RedisSaid();
 
     ToldChecksTest() {
-        said.ran("t1", Grant.granted(100, 115));
+        said.ran("t1", Grant.granted(100, 115), ORIGIN);
     }
 
     private List<HistoryChecker.Violation> check() {
@@ -79,7 +79,7 @@ class ToldChecksTest {
     @Test
     void aGrantFromRedisAfterTheRefusalIsNot() {
         refusalReadAt60();
-        said.ran("t1", new FenceBlock(116, 131, false)); // a reservation's block: Redis confirmed its first token
+        said.ran("t1", new FenceBlock(116, 131, false), ORIGIN + 65 * MS); // a reservation's block: Redis confirmed its first token
         section(2, 116, 70, 90);
         assertThat(check()).isEmpty();
     }
@@ -213,5 +213,12 @@ class ToldChecksTest {
     @Test
     void aWriterGrantedOnlyAfterTheReleaseRanIsNot() {
         assertThat(readerReleasedAt50(49)).isEmpty();
+    }
+
+    @Test
+    void aReleaseRefusedAfterRedisConfirmedTheLeaseForASuccessorJudgesNothing() {
+        releaseRefused(45);
+        said.ran("t1", new FenceBlock(116, 131, false), ORIGIN + 42 * MS); // reserved for a successor, given back
+        assertThat(check()).isEmpty();
     }
 }
