@@ -49,7 +49,10 @@ final class QueueLivenessWatch {
         for (String key : run.keys) {
             LockKeys names = LockKeys.of("lock:", key);
             for (Client.Instance instance : run.instances) {
-                if (instance.closing || !run.redis.countsAsDead(names, instance.engine.instanceId() + "|W")) {
+                // a writer's entry or a reader's: the instance's heartbeat keeps both
+                String id = instance.engine.instanceId();
+                if (instance.closing
+                        || !run.redis.countsAsDead(names, id + "|W") && !run.redis.countsAsDead(names, id + "|R")) {
                     continue;
                 }
                 History.Deadline waiting = stillWaiting(instance, key, historyNow);

@@ -38,7 +38,9 @@ final class ReaderAims {
         long serverMs = run.redis.serverMillis();
         for (String key : run.keys) {
             LockKeys names = LockKeys.of("lock:", key);
-            boolean writerQueued = run.redis.queued(names).stream().anyMatch(member -> member.endsWith("|W"));
+            // read without writing (queued() prunes, which a step of the scripts may find otherwise)
+            boolean writerQueued = run.instances.stream()
+                .anyMatch(instance -> run.redis.queues(names, instance.engine.instanceId() + "|W"));
             Long listedUntil = run.redis.lastReadLeaseEnd(names);
             Long keptUntil = run.redis.readersKeptUntil(names);
             if (faults <= 0 || !writerQueued || listedUntil == null) {
