@@ -73,7 +73,10 @@ final class ReaderAims {
                 }
                 LockKeys names = LockKeys.of("lock:", section.key);
                 Long leaseEnd = run.redis.readLeaseEnd(names, lock.token);
-                if (leaseEnd == null || leaseEnd <= serverMs) {
+                String value = run.redis.lockValue(names);
+                // (still listed, the key granted to the queue's head: after its claim, when a writer holds it)
+                boolean claimComing = leaseEnd != null && value != null && value.startsWith("queue-grant:");
+                if ((leaseEnd == null || leaseEnd <= serverMs) && !claimComing) {
                     choices.add(new Explorer.Choice(2, null, () -> {
                         run.world.trace("aim: close a read lock whose lease Redis no longer keeps");
                         started.run();
@@ -106,11 +109,17 @@ final class ReaderAims {
         }
     }
 
-    /** A waiter for the key stops (an interrupt, or a cancel of an asynchronous one): it withdraws its entry. */
+    /**
+     * A waiter for the key stops (an interrupt, or a cancel of an asynchronous one) and withdraws its instance's entry:
+     * one of an instance that queues for the key while another instance's writer queues too (its withdrawal then
+     * wakes that writer; a withdrawal of the only writer's entry wakes nobody).
+     */
     private void stopAWaiter(List<Explorer.Choice> choices, String key) {
+        LockKeys names = LockKeys.of("lock:", key);
         for (Client client : run.clients) {
             String doing = client.doing;
-            if (!client.idle() && !client.interruptAimed() && doing.contains(" tryLock " + key + " ")) {
+            if (!client.idle() && !client.interruptAimed() && doing.contains(" tryLock " + key + " ")
+                    && wakesAnotherWriter(client.instance, names)) {
                 choices.add(new Explorer.Choice(3, null, () -> {
                     run.world.trace("aim: a waiter stops beside ended read leases; interrupt " + client.getName()
                             + " (" + doing + ")");
@@ -121,7 +130,7 @@ final class ReaderAims {
         }
         synchronized (run.operations) {
             for (Operations.Pending waiting : run.operations.pending) {
-                if (waiting.key().equals(key)) {
+                if (waiting.key().equals(key) && wakesAnotherWriter(waiting.instance(), names)) {
                     choices.add(new Explorer.Choice(3, null, () -> {
                         run.world.trace("aim: a waiter stops beside ended read leases; cancel " + waiting.instance().name
                                 + "'s tryLockAsync " + key);
@@ -131,5 +140,12 @@ final class ReaderAims {
                 }
             }
         }
+    }
+
+    private boolean wakesAnotherWriter(Client.Instance stopping, LockKeys names) {
+        String id = stopping.engine.instanceId();
+        return (run.redis.queues(names, id + "|W") || run.redis.queues(names, id + "|R"))
+                && run.instances.stream().anyMatch(other -> other != stopping
+                        && run.redis.queues(names, other.engine.instanceId() + "|W"));
     }
 }
