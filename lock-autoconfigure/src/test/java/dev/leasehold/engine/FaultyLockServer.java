@@ -26,6 +26,8 @@ final class FaultyLockServer extends ForwardingLockServer {
 
     private volatile long acquireDelayMillis;
 
+    private volatile boolean hangLooks;
+
     /** Acquire round trips sent, to count what waiting costs Redis. */
     final java.util.concurrent.atomic.AtomicInteger acquires = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -53,6 +55,16 @@ final class FaultyLockServer extends ForwardingLockServer {
     /** Holds back every acquire reply this long, as a slow network or a first connection would. */
     void delayAcquires(Duration delay) {
         this.acquireDelayMillis = delay.toMillis();
+    }
+
+    /** A queued waiter's looks get no reply (a black-holed connection; the engine's Redis timeout ends each). */
+    void hangLooks(boolean hang) {
+        this.hangLooks = hang;
+    }
+
+    @Override
+    public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId) {
+        return hangLooks ? new CompletableFuture<>() : real.lookWhileQueued(keys, waiterId);
     }
 
     @Override

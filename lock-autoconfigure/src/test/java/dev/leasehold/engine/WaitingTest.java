@@ -129,6 +129,28 @@ class WaitingTest extends EveryServerEngineTest {
         }
     }
 
+    /**
+     * A queued waiter's look sent shortly before its deadline and never answered: the wait ends at the deadline
+     * with a last try, not a Redis timeout after the look and then the last try (found by the explorer, seed
+     * 991352: a try sent 169 ms past the deadline, the call back 669 ms late).
+     */
+    @Test
+    void aLookWithoutAnAnswerEndsTheWaitAtItsDeadline() {
+        DefaultLockEngine holder = fixture.engine();
+        FaultyLockServer server = new FaultyLockServer(fixture.server("lock:"));
+        // a Redis timeout long beside the wait: a look sent a second into a wait of 1.3 s would keep it 1.7 s late
+        DefaultLockEngine waiter = fixture.engine(server, EngineFixture.fastSettings().withRedisTimeout(Duration.ofSeconds(2)));
+        try (LockHandle held = holder.lock("unanswered-look", Duration.ZERO)) {
+            server.hangLooks(true);
+            long started = System.nanoTime();
+            Optional<LockHandle> none = waiter.tryLock("unanswered-look", Duration.ofMillis(1300), null);
+            long tookMillis = (System.nanoTime() - started) / 1_000_000;
+            assertThat(none).isEmpty();
+            // the last try at the deadline is answered at once; without the bound, about 3,000 ms
+            assertThat(tookMillis).isBetween(1290L, 2300L);
+        }
+    }
+
     @Test
     void aWaiterWhoseReleaseMessageNeverComesRetriesWhenTheHoldersLeaseEnds() {
         DefaultLockEngine holder = fixture.engine();
