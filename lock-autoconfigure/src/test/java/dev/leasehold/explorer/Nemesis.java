@@ -7,8 +7,8 @@ import dev.leasehold.campaign.History;
 import dev.leasehold.engine.server.LockKeys;
 
 /**
- * The {@link Explorer}'s faults: Redis restarts empty, a connection is cut off for a while, a lock key is lost, the
- * server's clock steps ahead (aimed only: {@link ReaderAims}).
+ * The {@link Explorer}'s faults: Redis restarts empty, a connection is cut off for a while, a lock key is lost (with a
+ * replica: a failover), the server's clock steps ahead (aimed only: {@link ReaderAims}).
  */
 final class Nemesis {
 
@@ -41,6 +41,9 @@ final class Nemesis {
         world.trace("NEMESIS Redis restarts empty");
         long start = history.now();
         redis.flushAll();
+        if (redis.replica != null) {
+            redis.replica.resynced(); // the replica of a primary restarted empty is made empty too
+        }
         instances.forEach(instance -> instance.connection.restarted());
         history.fault("restart-empty", "redis", start, history.now());
     }
@@ -70,10 +73,33 @@ final class Nemesis {
         loseKey(keys.get(random.nextInt(keys.size())));
     }
 
+    /** With a replica, the key is lost only by a real failover: what the replica had not received. */
     void loseKey(String key) {
+        if (redis.replica != null) {
+            failover();
+            return;
+        }
         world.trace("NEMESIS the lock of " + key + " is lost (as by a failover)");
         long start = history.now();
         redis.lose(LockKeys.of("lock:", key));
         history.fault("delete-key", "redis " + key, start, history.now());
+    }
+
+    /**
+     * The replica is promoted ({@link SimReplica#failover}): the writes it had not received are lost, and every
+     * connection is made again (what was on its way gets no reply, subscriptions are made again). Without replica
+     * acknowledgement the keys whose holders or leases it changed are lost keys ("failover-lost": the checker excuses an
+     * untold older holder, as for a restart, but not a token that goes back); with it, nothing is excused: a grant the
+     * replica acknowledged must survive.
+     */
+    void failover() {
+        world.trace("NEMESIS failover");
+        long start = history.now();
+        List<String> lost = redis.replica.failover(keys);
+        instances.forEach(instance -> instance.connection.restarted());
+        history.fault("failover", "redis", start, history.now());
+        if (!redis.replica.acknowledged) {
+            lost.forEach(key -> history.fault("failover-lost", "redis " + key, start, history.now()));
+        }
     }
 }
