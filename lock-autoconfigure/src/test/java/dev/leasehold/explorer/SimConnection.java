@@ -45,6 +45,10 @@ final class SimConnection extends SimWire implements LockServer {
         super(name, redis);
     }
 
+    synchronized boolean ownsToken(String token) {
+        return tokens.contains(token);
+    }
+
     private String token(String token) {
         return redis.world.tokenName(token);
     }
