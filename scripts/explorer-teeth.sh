@@ -2,7 +2,7 @@
 # Teeth of the deterministic explorer (docs/testing-leasehold.md): each defect fixed earlier is put back (a patch in
 # scripts/explorer-teeth/: D* from earlier waves, I31-* issue 31's items, the engine parts against c89b3b7's code; FS*
 # the free-key stalls, against 23cd2a1's; LV1 the fair queue's liveness heartbeat (001d2bb's fix), against 917edd1's;
-# RD* readers, against ff96e5d's; RA* replica acknowledgement, against 708144f (wave 11's replica explorer), each in the
+# RD* readers, against ff96e5d's; RA* replica acknowledgement, against 8abfa29 (wave 11's replica explorer), each in the
 # production code and in the explorer's copy of its rule, ReplicaAcks: the explorer runs the engine above the LockServer
 # seam)
 # in a scratch git worktree of HEAD, and the explorer runs on it for up to LIMIT seconds (default 300). A violation
