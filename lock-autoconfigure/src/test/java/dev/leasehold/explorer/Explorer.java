@@ -101,11 +101,15 @@ final class Explorer {
         for (int i = 0; i < config.keys(); i++) {
             keys.add("k" + i);
         }
+        if (config.replication() != RunConfig.Replication.NONE) {
+            redis.replica = new SimReplica(redis, world, random, config.replication() == RunConfig.Replication.ACKNOWLEDGED);
+        }
         this.operations = new Operations(history, world, random, config.lease());
         this.mix = new OperationMix(operations, random, keys, config);
         this.clockWeight = new double[] { 0.3, 1.5, 6 }[random.nextInt(3)];
         // a hand-off run always has faults (its aims are faults), and a linger replies and faults land inside
-        this.faultWeight = !config.faults() ? 0 : config.handOffs() ? new double[] { 0.2, 1 }[random.nextInt(2)]
+        this.faultWeight = !config.faults() ? 0 : config.handOffs() || redis.replica != null
+                ? new double[] { 0.2, 1 }[random.nextInt(2)]
                 : new double[] { 0, 0.2, 1 }[random.nextInt(3)];
         this.operationWeight = new double[] { 3, 0.3, 0.03 }[random.nextInt(3)];
         LockEngineSettings settings = LockEngineSettings.defaults()
@@ -148,7 +152,9 @@ final class Explorer {
         this.queueLiveness = new QueueLivenessWatch(this);
         this.stallAims = new StallAims(this);
         this.readerAims = new ReaderAims(this);
-        world.trace("seed " + seed + ": " + config + ", clock weight " + clockWeight + ", fault weight " + faultWeight
+        // the trace of a run without a replica as it was before replicas came (its fingerprint compares across them)
+        world.trace("seed " + seed + ": " + config.toString().replace(", replication=NONE", "") + ", clock weight "
+                + clockWeight + ", fault weight " + faultWeight
                 + ", operation weight " + operationWeight + ", " + settings.handOff());
     }
 
@@ -336,7 +342,10 @@ final class Explorer {
             }
             choices.add(new Choice(0.02 * faults, null, nemesis::restart));
             choices.add(new Choice(0.05 * faults, null, nemesis::cutOff));
-            choices.add(new Choice(0.05 * faults, null, nemesis::loseKey));
+            choices.add(new Choice(0.05 * faults, null, nemesis::loseKey)); // a failover, with a replica
+        }
+        if (redis.replica != null) {
+            redis.replica.add(choices, faults, keys, nemesis);
         }
         boolean anyDue = choices.stream().anyMatch(choice -> choice.what != null);
         long nextTimer = world.lanes.stream().mapToLong(VirtualScheduler::nextAt).min().orElse(Long.MAX_VALUE);

@@ -25,6 +25,9 @@ import static org.assertj.core.api.Assertions.fail;
  * {@link RunConfig#forSeed})</li>
  * <li>{@code -Dexplorer.liveness=true}: every run a liveness run (the fair queue's liveness keys; else every eighth
  * seed, see {@link RunConfig#livenessRun})</li>
+ * <li>{@code -Dexplorer.replica-ack=true}: every run with a replica and replica acknowledgement, {@code
+ * -Dexplorer.failover=true}: with a replica and no acknowledgement (else seeds 5 and 7 more than a multiple of 8, see
+ * {@link SimReplica})</li>
  * <li>{@code -Dexplorer.repeat=true}: run the first seed again and again (a run that does not replay step for step:
  * how often it fails)</li>
  * <li>{@code -Dexplorer.fingerprints=true}: print one line per run (steps, virtual time, hashes of its trace, sections

@@ -7,8 +7,8 @@ import dev.leasehold.campaign.History;
 import dev.leasehold.engine.server.LockKeys;
 
 /**
- * The {@link Explorer}'s faults: Redis restarts empty, a connection is cut off for a while, a lock key is lost, the
- * server's clock steps ahead (aimed only: {@link ReaderAims}).
+ * The {@link Explorer}'s faults: Redis restarts empty, a connection is cut off for a while, a lock key is lost (with a
+ * replica: a failover), the server's clock steps ahead (aimed only: {@link ReaderAims}).
  */
 final class Nemesis {
 
@@ -41,6 +41,9 @@ final class Nemesis {
         world.trace("NEMESIS Redis restarts empty");
         long start = history.now();
         redis.flushAll();
+        if (redis.replica != null) {
+            redis.replica.resynced(); // the replica of a primary restarted empty is made empty too
+        }
         instances.forEach(instance -> instance.connection.restarted());
         history.fault("restart-empty", "redis", start, history.now());
     }
@@ -70,10 +73,70 @@ final class Nemesis {
         loseKey(keys.get(random.nextInt(keys.size())));
     }
 
+    /** With a replica, the key is lost only by a real failover: what the replica had not received. */
     void loseKey(String key) {
+        if (redis.replica != null) {
+            failover();
+            return;
+        }
         world.trace("NEMESIS the lock of " + key + " is lost (as by a failover)");
         long start = history.now();
         redis.lose(LockKeys.of("lock:", key));
         history.fault("delete-key", "redis " + key, start, history.now());
+    }
+
+    /**
+     * The replica is promoted ({@link SimReplica#failover}): the writes it had not received are lost, and every
+     * connection is made again (what was on its way gets no reply, subscriptions are made again). Without replica
+     * acknowledgement the keys whose holders or leases it changed are lost keys ("failover-lost": the checker excuses an
+     * untold older holder, as for a restart, but not a token that goes back); with it, nothing is excused: a grant the
+     * replica acknowledged must survive.
+     */
+    void failover() {
+        world.trace("NEMESIS failover");
+        long start = history.now();
+        List<List<String>> before = keys.stream().map(this::whatHolds).toList();
+        List<String> lost = redis.replica.failover(keys);
+        for (int i = 0; i < keys.size(); i++) {
+            List<String> after = new java.util.ArrayList<>(whatHolds(keys.get(i)));
+            after.removeAll(before.get(i));
+            broughtBack(keys.get(i), after);
+        }
+        instances.forEach(instance -> instance.connection.restarted());
+        history.fault("failover", "redis", start, history.now());
+        if (!redis.replica.acknowledged) {
+            lost.forEach(key -> history.fault("failover-lost", "redis " + key, start, history.now()));
+        }
+    }
+
+    /** The key's lock value, read leases and queue entries now (owner tokens and queue members). */
+    private List<String> whatHolds(String key) {
+        LockKeys names = LockKeys.of("lock:", key);
+        List<String> holds = new java.util.ArrayList<>(redis.liveReaders(names));
+        holds.addAll(redis.queued(names));
+        String value = redis.lockValue(names);
+        if (value != null) {
+            holds.add(value.startsWith("queue-grant:") ? value.substring("queue-grant:".length())
+                    : value.replaceFirst("^released:", "").replaceFirst("[@#][0-9]+$", ""));
+        }
+        return holds;
+    }
+
+    /**
+     * What a failover brought back (a lock or read lease whose release, a queue entry or grant whose withdrawal or
+     * claim the replica had not received) stays until it expires, as what a write a fault dropped leaves (documented):
+     * excused in the leftover checks as such ({@link DroppedWrites}).
+     */
+    private void broughtBack(String key, List<String> back) {
+        for (Client.Instance instance : instances) {
+            for (String each : back) {
+                if (each.matches(".*\\|[WR](@\\d+)?") && each.startsWith(instance.engine.instanceId())) {
+                    instance.connection.dropped.queueWrite(key, true, "|W", true);
+                }
+                else if (instance.connection.ownsToken(each)) {
+                    instance.connection.dropped.releaseDropped(each);
+                }
+            }
+        }
     }
 }

@@ -105,6 +105,7 @@ final class QueueLivenessWatch {
         }
         return run.history.faults().stream()
             .filter(fault -> fault.kind().equals("restart-empty") || fault.kind().equals("clock-step")
+                    || fault.kind().equals("failover")
                     || fault.kind().equals("cut-off") && fault.target().equals(instance.name))
             .anyMatch(fault -> fault.start() <= historyNow && historyNow - fault.end() - fault.graceNanos() < windowNanos);
     }

@@ -37,6 +37,14 @@ final class RedisSaid {
 
     final List<Released> acceptedReleases = new ArrayList<>();
 
+    /** Refused renewals a caller's {@code extend} sent (not the watchdog): its caller may have stopped waiting. */
+    final java.util.Set<Gone> refusedExtends = new java.util.HashSet<>();
+
+    /** A refused renewal that a caller's {@code extend} sent: the last one recorded. */
+    synchronized void lastRefusalWasAnExtend() {
+        refusedExtends.add(refusedRenewals.get(refusedRenewals.size() - 1));
+    }
+
     /** When the engine was done reading each refused renewal (its watchdog ran what the answer scheduled). */
     final Map<Gone, Long> processedAt = new HashMap<>();
 

@@ -95,6 +95,7 @@ final class RunCheck {
             .check(history, leftovers);
         List<HistoryChecker.Violation> violations = new ArrayList<>(findings.violations());
         ToldChecks.check(run, violations);
+        FailoverChecks.check(run, violations);
         violations.addAll(run.watch.violations);
         violations.addAll(run.queueLiveness.violations);
         return new Explorer.Result(run.seed, violations, world.trace, history.sections(), run.steps,

@@ -8,14 +8,30 @@ import dev.leasehold.engine.server.FairQueue;
  * The shape of an {@link Explorer} run. {@code handOffs}: a run shaped for local hand-offs (one instance, three
  * callers on one key, blocking waits long enough to queue, a linger always); {@code liveness}: one shaped for the fair
  * queue's liveness (see {@link #livenessRun}); {@code fairQueue}: the fair queue's timing, the server's and the
- * engines'.
+ * engines'; {@code replication}: a replica and failovers ({@link SimReplica}), with or without replica acknowledgement.
  */
 record RunConfig(int instances, int clientsPerInstance, int keys, int operations, int maxSteps, boolean faults,
-        Duration lease, Duration redisTimeout, FairQueue fairQueue, boolean handOffs, boolean liveness) {
+        Duration lease, Duration redisTimeout, FairQueue fairQueue, boolean handOffs, boolean liveness,
+        Replication replication) {
+
+    /**
+     * The simulated Redis's replication: none; one replica and failovers, without acknowledgement (a failover may
+     * lose locks; their holders must be told, tokens never go back); or with {@code leasehold.replica-ack.replicas=1}
+     * (a grant the replica acknowledged survives a failover).
+     */
+    enum Replication {
+        NONE, FAILOVER, ACKNOWLEDGED
+    }
+
+    /** This run with a replica. */
+    RunConfig replicated(Replication replication) {
+        return new RunConfig(instances, clientsPerInstance, keys, operations, maxSteps, faults, lease, redisTimeout,
+                fairQueue, handOffs, liveness, replication);
+    }
 
     static RunConfig standard() {
         return new RunConfig(2, 2, 1, 24, 6000, true, Duration.ofSeconds(3), Duration.ofMillis(500), FairQueue.DEFAULTS,
-                false, false);
+                false, false, Replication.NONE);
     }
 
     /**
@@ -25,7 +41,7 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
     static RunConfig handOffRun() {
         // a lease of 1.5 s: a renewal every 500 ms, so that renewals meet hand-offs and lingers
         return new RunConfig(1, 3, 1, 30, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(500), FairQueue.DEFAULTS,
-                true, false);
+                true, false, Replication.NONE);
     }
 
     /**
@@ -41,7 +57,7 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
         FairQueue tightest = new FairQueue(Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofMillis(500), 16);
         // a Redis timeout of 200 ms: a try, the subscription after it and a refresh interval fit in the entry timeout
         return new RunConfig(3, 1, 1, 24, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(200), tightest, false,
-                true);
+                true, Replication.NONE);
     }
 
     /**
@@ -53,13 +69,22 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
     }
 
     /**
-     * Every seed with {@code -Dexplorer.liveness=true} is a liveness run; else every fourth seed (a multiple of 4) is a
-     * hand-off run, every seed with {@code -Dexplorer.hand-offs=true}; every eighth (2 more than a multiple of 8) a
-     * liveness run; the others are the standard runs they always were.
+     * Every seed with {@code -Dexplorer.liveness=true} is a liveness run, with {@code -Dexplorer.replica-ack=true} a
+     * standard run with replica acknowledgement, with {@code -Dexplorer.failover=true} one with a replica and no
+     * acknowledgement; else every fourth seed (a multiple of 4) is a hand-off run, every seed with
+     * {@code -Dexplorer.hand-offs=true}; every eighth (2 more than a multiple of 8) a liveness run, 5 more a standard run
+     * with replica acknowledgement, 7 more one with a replica and no acknowledgement; the others are the standard runs
+     * they always were.
      */
     static RunConfig forSeed(long seed) {
         if (Boolean.getBoolean("explorer.liveness")) {
             return livenessRun();
+        }
+        if (Boolean.getBoolean("explorer.replica-ack") || !Boolean.getBoolean("explorer.hand-offs") && seed % 8 == 5) {
+            return standard().replicated(Replication.ACKNOWLEDGED);
+        }
+        if (Boolean.getBoolean("explorer.failover") || !Boolean.getBoolean("explorer.hand-offs") && seed % 8 == 7) {
+            return standard().replicated(Replication.FAILOVER);
         }
         if (seed % 4 == 0 || Boolean.getBoolean("explorer.hand-offs")) {
             return handOffRun();

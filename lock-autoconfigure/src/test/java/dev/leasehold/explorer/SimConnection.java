@@ -45,6 +45,10 @@ final class SimConnection extends SimWire implements LockServer {
         super(name, redis);
     }
 
+    synchronized boolean ownsToken(String token) {
+        return tokens.contains(token);
+    }
+
     private String token(String token) {
         return redis.world.tokenName(token);
     }
@@ -62,11 +66,30 @@ final class SimConnection extends SimWire implements LockServer {
         if (queueTry == QueueTry.JOIN) {
             livenessWriteSentAt = redis.world.now();
         }
-        CompletableFuture<Grant> reply = send(name + " acquire " + keys.logicalKey() + (shared ? " READ " : " ")
+        CompletableFuture<Object> sent = send(name + " acquire " + keys.logicalKey() + (shared ? " READ " : " ")
                 + token(token) + (queueTry.joins() ? " queue" : ""),
-                () -> redis.acquire(keys, shared, token, leaseMillis, writerWaitingMillis, waiterId, queueTry),
+                acknowledged(() -> redis.acquire(keys, shared, token, leaseMillis, writerWaitingMillis, waiterId, queueTry)),
                 queueTry.joins() ? keys.logicalKey() : null, false, null, shared ? "|R" : "|W");
+        CompletableFuture<Grant> reply = acks() ? ReplicaAcks.grant(sent, () -> release(keys, mode, token))
+                : confirmed(sent, "grant");
         return queueTry == QueueTry.QUEUED && lookLatencyNanos > 0 ? late(reply) : reply;
+    }
+
+    /** Whether the scripts that write leases wait for the replica ({@link ReplicaAcks}). */
+    private boolean acks() {
+        return redis.replica != null && redis.replica.acknowledged;
+    }
+
+    /** The script, followed by its WAIT in the same step when replicas must acknowledge. */
+    private java.util.function.Supplier<Object> acknowledged(java.util.function.Supplier<Object> script) {
+        return acks() ? ReplicaAcks.withWait(script, redis.replica) : script;
+    }
+
+    /** The reply as the engine sees it: with replica acknowledgement, failed when it was not acknowledged. */
+    @SuppressWarnings("unchecked")
+    private <T> CompletableFuture<T> confirmed(CompletableFuture<Object> reply, String what) {
+        // without: the step's own future, as before
+        return acks() ? ReplicaAcks.confirmed(reply, what) : (CompletableFuture<T>) (CompletableFuture<?>) reply;
     }
 
     /**
@@ -133,18 +156,19 @@ final class SimConnection extends SimWire implements LockServer {
     @Override
     public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
         about("reserve", List.of(keys.logicalKey()), List.of(token));
-        CompletableFuture<FenceBlock> reply = send(name + " reserve " + keys.logicalKey() + " " + token(token),
-                () -> redis.reserveFences(keys, token, leaseMillis));
-        return reply;
+        return confirmed(send(name + " reserve " + keys.logicalKey() + " " + token(token),
+                acknowledged(() -> redis.reserveFences(keys, token, leaseMillis))),
+                "token reservation (which renews the lease)");
     }
 
     @Override
     public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
-        about("renew", List.of(keys.logicalKey()), List.of(token));
+        // a caller's extend is told its answer, if in time; the watchdog's renewals are read by the watchdog (ToldChecks)
+        about(Thread.currentThread().getName().contains("leasehold-watchdog") ? "renew" : "extend",
+                List.of(keys.logicalKey()), List.of(token));
         boolean shared = mode == LockMode.READ;
-        CompletableFuture<Boolean> reply = send(name + " renew " + keys.logicalKey() + (shared ? " READ " : " ")
-                + token(token), () -> redis.renew(keys, shared, token, leaseMillis));
-        return reply;
+        return confirmed(send(name + " renew " + keys.logicalKey() + (shared ? " READ " : " ") + token(token),
+                acknowledged(() -> redis.renew(keys, shared, token, leaseMillis))), "renewal");
     }
 
     /**
@@ -190,12 +214,12 @@ final class SimConnection extends SimWire implements LockServer {
             .append(token(renewal.token())));
         about("renew", batch.stream().map(renewal -> renewal.keys().logicalKey()).toList(),
                 batch.stream().map(Renewal::token).toList());
-        CompletableFuture<List<Boolean>> reply = send(what.toString(), () -> {
+        CompletableFuture<List<Boolean>> reply = confirmed(send(what.toString(), acknowledged(() -> {
             List<Boolean> renewed = new ArrayList<>();
             batch.forEach(renewal -> renewed.add(redis.renew(renewal.keys(), false, renewal.token(),
                     renewal.leaseMillis())));
             return renewed;
-        });
+        })), "renewal");
         List<CompletableFuture<Boolean>> answers = new ArrayList<>();
         for (int i = 0; i < batch.size(); i++) {
             int index = i;

@@ -256,4 +256,26 @@ final class SimQueue {
         prune(keys.queue(), strings.micros() / 1000);
         return exists(keys.queue()) ? new ArrayList<>(queues.get(keys.queue()).keySet()) : List.of();
     }
+
+    /** A deep copy of the queues and liveness keys, sorted where order means nothing ({@link SimReplica}). */
+    List<Object> copy() {
+        java.util.TreeMap<String, LinkedHashMap<String, Long>> queuesCopy = new java.util.TreeMap<>();
+        queues.forEach((key, members) -> queuesCopy.put(key, new LinkedHashMap<>(members)));
+        java.util.TreeMap<String, java.util.TreeMap<String, Long>> expiriesCopy = new java.util.TreeMap<>();
+        queueExpiries.forEach((key, members) -> expiriesCopy.put(key, new java.util.TreeMap<>(members)));
+        return List.of(queuesCopy, expiriesCopy, new java.util.TreeMap<>(queueKeyExpiresAtMicros),
+                new java.util.TreeMap<>(livenessExpiresAtMicros));
+    }
+
+    /** The queues become {@code copy}'s (a promoted replica's data). */
+    @SuppressWarnings("unchecked")
+    void restore(List<Object> copy) {
+        clear();
+        ((Map<String, LinkedHashMap<String, Long>>) copy.get(0))
+            .forEach((key, members) -> queues.put(key, new LinkedHashMap<>(members)));
+        ((Map<String, Map<String, Long>>) copy.get(1))
+            .forEach((key, members) -> queueExpiries.put(key, new HashMap<>(members)));
+        queueKeyExpiresAtMicros.putAll((Map<String, Long>) copy.get(2));
+        livenessExpiresAtMicros.putAll((Map<String, Long>) copy.get(3));
+    }
 }

@@ -236,4 +236,19 @@ final class SimReaders {
         return members == null ? List.of() : members.entrySet().stream().filter(each -> each.getValue() > nowMs)
             .map(Map.Entry::getKey).sorted().toList();
     }
+
+    /** A deep copy of the readers zsets and their expiries, sorted ({@link SimReplica}). */
+    List<Object> copy() {
+        java.util.TreeMap<String, java.util.TreeMap<String, Long>> zsetsCopy = new java.util.TreeMap<>();
+        zsets.forEach((key, members) -> zsetsCopy.put(key, new java.util.TreeMap<>(members)));
+        return List.of(zsetsCopy, new java.util.TreeMap<>(expiresAtMicros));
+    }
+
+    /** The readers become {@code copy}'s (a promoted replica's data). */
+    @SuppressWarnings("unchecked")
+    void restore(List<Object> copy) {
+        clear();
+        ((Map<String, Map<String, Long>>) copy.get(0)).forEach((key, members) -> zsets.put(key, new HashMap<>(members)));
+        expiresAtMicros.putAll((Map<String, Long>) copy.get(1));
+    }
 }

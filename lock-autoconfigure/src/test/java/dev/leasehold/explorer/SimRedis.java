@@ -76,6 +76,29 @@ final class SimRedis {
         this.queueSettings = queueSettings;
     }
 
+    /** The replica of this server ({@link SimReplica}), null when it has none (set before the run). */
+    SimReplica replica;
+
+    /** All of the server's data, copied (what a replica holds, {@link SimReplica}); its text compares two copies. */
+    record Data(Object strings, List<Object> queue, List<Object> readers) {
+    }
+
+    Data copy() {
+        return new Data(strings.copy(), queue.copy(), readers.copy());
+    }
+
+    @SuppressWarnings("unchecked")
+    void restore(Data data) {
+        strings.restore((java.util.TreeMap<String, Object>) data.strings());
+        queue.restore(data.queue());
+        readers.restore(data.readers());
+    }
+
+    /** A failover takes time: the promoted server's clock is past the old one's (see {@link SimStrings}). */
+    void failoverTookTime() {
+        strings.dataLostAfterTime();
+    }
+
     /** A key's lock and readers lost, as by a failover that lost their writes. */
     void lose(LockKeys keys) {
         strings.dataLostAfterTime();

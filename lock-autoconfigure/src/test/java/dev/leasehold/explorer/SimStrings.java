@@ -85,4 +85,20 @@ final class SimStrings {
     void clear() {
         strings.clear();
     }
+
+    /** A copy of the keys and their expiries, sorted (a replica's copy, {@link SimReplica}); values are immutable. */
+    java.util.TreeMap<String, Object> copy() {
+        return new java.util.TreeMap<>(strings);
+    }
+
+    /** A copied key's value, expired or not. */
+    static String text(Object copied) {
+        return ((Value) copied).text();
+    }
+
+    /** The keys become {@code copy}'s (a promoted replica's data). */
+    void restore(java.util.TreeMap<String, Object> copy) {
+        strings.clear();
+        copy.forEach((key, value) -> strings.put(key, (Value) value));
+    }
 }

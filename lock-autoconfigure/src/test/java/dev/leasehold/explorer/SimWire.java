@@ -266,7 +266,10 @@ abstract class SimWire {
             step.ranAt = redis.world.now();
             step.result = step.onServer.get();
             if (step.kind != null && !step.tokens.isEmpty()) {
-                said.ran(step.tokens.get(0), step.result, step.ranAt);
+                said.ran(step.tokens.get(0), ReplicaAcks.value(step.result), step.ranAt);
+            }
+            if (redis.replica != null) {
+                redis.replica.primaryRan(() -> writeLost(step));
             }
         }
         catch (RuntimeException ex) {
@@ -277,6 +280,19 @@ abstract class SimWire {
             answered.add(step);
         }
         redis.world.trace("run " + step.what + " -> " + describe(step.result));
+    }
+
+    /**
+     * This step's write never took effect for good (a failover lost it, {@link SimReplica}, or a reset connection lost it
+     * before it reached Redis): what it leaves is excused as if a fault dropped it.
+     */
+    private void writeLost(Step step) {
+        if (step.queueKey != null && step.withdraw) {
+            dropped.queueWrite(step.queueKey, true, step.entry, true);
+        }
+        if (step.releasedToken != null) {
+            dropped.releaseDropped(step.releasedToken);
+        }
     }
 
     /** The next reply comes back; {@code lose}: it is lost (the driver's timeout: no reply). */
@@ -305,16 +321,23 @@ abstract class SimWire {
     /** What the engine is told by a reply delivered to it (before it completes: the engine may act on it at once). */
     private void delivered(Step step) {
         long now = redis.world.now();
-        if ("renew".equals(step.kind) && step.result instanceof List<?> renewed) {
+        if (ReplicaAcks.unconfirmed(step.result)) {
+            return; // with replica acknowledgement a write not acknowledged tells the engine only a failure
+        }
+        Object result = ReplicaAcks.value(step.result);
+        if ("renew".equals(step.kind) && result instanceof List<?> renewed) {
             for (int i = 0; i < renewed.size(); i++) {
                 said.renewalDelivered(step.keys.get(i), step.tokens.get(i), Boolean.TRUE.equals(renewed.get(i)), step.sentAt,
                         now);
             }
         }
-        else if ("renew".equals(step.kind) && step.result instanceof Boolean renewed) {
+        else if (("renew".equals(step.kind) || "extend".equals(step.kind)) && result instanceof Boolean renewed) {
             said.renewalDelivered(step.keys.get(0), step.tokens.get(0), renewed, step.sentAt, now);
+            if ("extend".equals(step.kind) && !renewed) {
+                said.lastRefusalWasAnExtend();
+            }
         }
-        else if ("reserve".equals(step.kind) && step.result == null) {
+        else if ("reserve".equals(step.kind) && result == null) {
             said.reservationGone(step.keys.get(0), step.tokens.get(0), step.sentAt, now);
         }
         else if ("release".equals(step.kind) && Boolean.FALSE.equals(step.result)) {
@@ -376,6 +399,7 @@ abstract class SimWire {
         List<Step> lost;
         List<String> channels;
         synchronized (this) {
+            sent.forEach(this::writeLost); // they never reached Redis
             lost = new ArrayList<>(sent);
             lost.addAll(answered);
             sent.clear();
@@ -403,6 +427,9 @@ abstract class SimWire {
     }
 
     private static String describe(Object result) {
+        if (result instanceof ReplicaAcks.Acked acked) {
+            return describe(acked.value()) + ", acknowledged by " + acked.acknowledgements();
+        }
         if (result instanceof Grant grant) {
             return grant.granted() ? "granted " + grant.fencingToken() + ".." + grant.reservedThrough()
                     : "refused " + grant.blockedForMillis() + " ms";

@@ -22,6 +22,9 @@ import dev.leasehold.campaign.HistoryChecker;
  * a reader's refused release reported nothing).</li>
  * <li>Redis answers "not held" to a release once it granted the key to another holder meanwhile (RD2), whatever
  * ended the lease there (a clock step ahead included): {@link #releasedAfterAnotherGrant}.</li>
+ * <li>After a failover without replica acknowledgement lost a key ({@link Nemesis#failover}), a renewal refused and
+ * read by the watchdog tells the holder under that lease whose section was open then (issue 31 item 2: a loss by
+ * failover is told to its owner).</li>
  * </ul>
  * A reply lost or dropped, or delivered once the instance began closing, tells nothing and is not judged.
  */
@@ -77,6 +80,20 @@ final class ToldChecks {
                                 "S1 a lock was handed on after its engine read Redis refuse the lease's renewal: "
                                         + section.op() + "#" + section.id() + "[" + instance.instance() + " " + section.key()
                                         + " token=" + section.token() + "]")));
+                    // a failover without replica acknowledgement may lose the lock (documented), but its holder is told
+                    // by the refused renewal: the holder under that lease when the watchdog read it (the read is the
+                    // engine's; what it does with it is judged)
+                    if (lostInFailoverBefore(history, refused.key(), readAt) && !said.refusedExtends.contains(refused)) {
+                        mine.stream().filter(section -> section.key().equals(refused.key()) && section.grantedAt() <= readAt
+                                && section.endAt() > readAt && said.underLease(refused.token(), section.token())
+                                && !section.toldLost()
+                                && !told.contains(instance.instance() + "|" + section.key() + "|" + section.token()))
+                            .findFirst()
+                            .ifPresent(section -> violations.add(new HistoryChecker.Violation(readAt,
+                                    "S1 a failover lost a lock and its holder was never told, though its engine read"
+                                            + " Redis refuse the lease's renewal: " + section.op() + "#" + section.id() + "["
+                                            + instance.instance() + " " + section.key() + " token=" + section.token() + "]")));
+                    }
                 }
                 long halfTimeout = redisTimeoutNanos / 2;
                 for (RedisSaid.Gone refused : said.refusedReleases) {
@@ -156,6 +173,11 @@ final class ToldChecks {
                                         + " holder: " + released + " released, " + other + " granted meanwhile"))));
             }
         }
+    }
+
+    private static boolean lostInFailoverBefore(History history, String key, long at) {
+        return history.faults().stream().anyMatch(fault -> fault.kind().equals("failover-lost")
+                && fault.target().endsWith(" " + key) && fault.start() <= at);
     }
 
     private static boolean lostWhileHeld(History history, History.Section section) {
