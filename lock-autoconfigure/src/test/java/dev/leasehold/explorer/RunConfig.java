@@ -11,11 +11,11 @@ import dev.leasehold.engine.server.FairQueue;
  * engines'.
  */
 record RunConfig(int instances, int clientsPerInstance, int keys, int operations, int maxSteps, boolean faults,
-        Duration lease, Duration redisTimeout, FairQueue fairQueue, boolean handOffs, boolean liveness) {
+        Duration lease, Duration redisTimeout, FairQueue fairQueue, boolean handOffs, boolean liveness, int nodes) {
 
     static RunConfig standard() {
         return new RunConfig(2, 2, 1, 24, 6000, true, Duration.ofSeconds(3), Duration.ofMillis(500), FairQueue.DEFAULTS,
-                false, false);
+                false, false, 0);
     }
 
     /**
@@ -25,7 +25,7 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
     static RunConfig handOffRun() {
         // a lease of 1.5 s: a renewal every 500 ms, so that renewals meet hand-offs and lingers
         return new RunConfig(1, 3, 1, 30, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(500), FairQueue.DEFAULTS,
-                true, false);
+                true, false, 0);
     }
 
     /**
@@ -41,7 +41,21 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
         FairQueue tightest = new FairQueue(Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofMillis(500), 16);
         // a Redis timeout of 200 ms: a try, the subscription after it and a refresh interval fit in the entry timeout
         return new RunConfig(3, 1, 1, 24, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(200), tightest, false,
-                true);
+                true, 0);
+    }
+
+    /**
+     * The quorum mode (issue 31 item 2): each instance runs the real quorum server over {@code nodes} simulated nodes
+     * (3, or 5), see {@link QuorumRun}; two instances of two callers on one key, as a standard run, with room for the
+     * steps of every node's commands.
+     */
+    static RunConfig quorumRun(int nodes) {
+        return new RunConfig(2, 2, 1, 24, 15000, true, Duration.ofSeconds(3), Duration.ofMillis(500), FairQueue.DEFAULTS,
+                false, false, nodes);
+    }
+
+    boolean quorum() {
+        return nodes > 0;
     }
 
     /**
@@ -55,9 +69,13 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
     /**
      * Every seed with {@code -Dexplorer.liveness=true} is a liveness run; else every fourth seed (a multiple of 4) is a
      * hand-off run, every seed with {@code -Dexplorer.hand-offs=true}; every eighth (2 more than a multiple of 8) a
-     * liveness run; the others are the standard runs they always were.
+     * liveness run; every eighth (6 more than a multiple of 8; every seed with {@code -Dexplorer.quorum=true}) a quorum
+     * run, on five nodes one time in four, else three; the others are the standard runs they always were.
      */
     static RunConfig forSeed(long seed) {
+        if (Boolean.getBoolean("explorer.quorum") || seed % 8 == 6) {
+            return quorumRun(Math.floorMod(seed / 8, 4) == 3 || Math.floorMod(seed, 8) == 3 ? 5 : 3);
+        }
         if (Boolean.getBoolean("explorer.liveness")) {
             return livenessRun();
         }

@@ -45,7 +45,12 @@ final class SimRedis {
     private final FairQueue queueSettings;
 
     /** Fencing tokens the server handed out on a key: {@code first} to {@code last} (a grant, or a reserved block). */
-    record Issued(String key, long first, long last, long atNanos) {
+    record Issued(String key, long first, long last, long atNanos, long sinceNanos) {
+
+        /** Handed out at once (one server): the call began where it was handed out. */
+        Issued(String key, long first, long last, long atNanos) {
+            this(key, first, last, atNanos, atNanos);
+        }
     }
 
     /** Owner tokens whose release ran: none of them may hold a key again (a late renewal must not extend it). */
@@ -67,13 +72,45 @@ final class SimRedis {
     /** When a release or a withdraw last ran per key (virtual ns): where {@link FreeKeyWatch} begins to look. */
     final Map<String, Long> releasedAt = new HashMap<>();
 
+    private final BiConsumer<String, String> publish;
+
+    /**
+     * A quorum node (the scripts' 'count' fencing rule and 'broadcast' wake-up, see {@link #quorumNode}): grants take
+     * one token, reservations a block, from a counter; every release is published on the key's channel; no queue.
+     */
+    private volatile boolean broadcast;
+
+    /** INFO server's run_id: a new one after each restart that lost the data. */
+    private int restarts;
+
     SimRedis(SimWorld world, FairQueue queueSettings, BiConsumer<String, String> publish) {
         this.world = world;
+        this.publish = publish;
         this.strings = new SimStrings(world);
         this.fences = new SimFences(strings, queueSettings.tokenBlock());
         this.queue = new SimQueue(strings, queueSettings, publish);
         this.readers = new SimReaders(strings, fences, queue, queueSettings);
         this.queueSettings = queueSettings;
+    }
+
+    /**
+     * Makes this server a quorum node, as the node's scripts run: fencing tokens counted ({@code retainMs} 0: the
+     * counter never expires), releases broadcast; {@code clientMicros}: the quorum client's clock (the floor of a
+     * token with a retention).
+     */
+    void quorumNode(long retainMs, java.util.function.LongSupplier clientMicros) {
+        broadcast = true;
+        fences.counting(retainMs, clientMicros);
+        readers.broadcast(keys -> publish.accept(keys.channel(), "1"));
+    }
+
+    synchronized String runId() {
+        return "run-" + restarts;
+    }
+
+    /** raise_fence.lua */
+    long raiseFence(LockKeys keys, long atLeast) {
+        return fences.raise(keys.fence(), atLeast);
     }
 
     /** A key's lock and readers lost, as by a failover that lost their writes. */
@@ -85,6 +122,9 @@ final class SimRedis {
 
     /** Redis restarted without persistence. */
     void flushAll() {
+        synchronized (this) {
+            restarts++;
+        }
         strings.dataLostAfterTime();
         strings.clear();
         queue.clear();
@@ -136,6 +176,11 @@ final class SimRedis {
     private Grant acquireExclusive(LockKeys keys, String token, long lease, long writerWaitingMs, String waiterId,
             QueueTry queueTry) {
         boolean joinQueue = queueTry.joins();
+        if (broadcast && strings.get(keys.lock()) == null && !readers.exists(keys.readers())
+                && strings.get(keys.writerWaiting()) == null && !queue.exists(keys.queue())) {
+            // a quorum node's uncontended path: the counter moves on, the value in the '@' form (never quiet)
+            return grant(keys, token, lease, 0, false, false);
+        }
         // a waiter already queued skips the uncontended look (acquire_exclusive.lua): its grant is never quiet
         boolean fastPath = queueTry != QueueTry.QUEUED && strings.get(keys.lock()) == null
                 && !readers.exists(keys.readers()) && strings.get(keys.writerWaiting()) == null
@@ -194,8 +239,10 @@ final class SimRedis {
     }
 
     private Grant grant(LockKeys keys, String token, long lease, long above, boolean counterUnread, boolean quiet) {
-        long[] granted = fences.grantFence(keys.fence(), lease, above, counterUnread);
-        strings.set(keys.lock(), token + (quiet ? "#" : "@") + granted[1], lease);
+        // a quorum node reserves no block with a grant (its server does not reserve fences): one token
+        long[] granted = broadcast ? fences.grantFence(keys.fence(), lease, above, counterUnread, 1, false)
+                : fences.grantFence(keys.fence(), lease, above, counterUnread);
+        strings.set(keys.lock(), token + (quiet && !broadcast ? "#" : "@") + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         return Grant.granted(granted[0], granted[1]);
     }
@@ -260,6 +307,9 @@ final class SimRedis {
         }
         String value = strings.get(keys.lock());
         Long last = ownersLastFence(value, token);
+        if (broadcast) {
+            return releaseBroadcast(keys, value, last, token, keepMs);
+        }
         if (last == null) {
             if (value == null && queue.exists(keys.queue())) {
                 // its lease ran out before this release: the queue's head, asleep on that lease, looks again
@@ -288,6 +338,25 @@ final class SimRedis {
         return true;
     }
 
+    /**
+     * release_exclusive.lua on a quorum node ('broadcast'): the owner's key deleted (or kept for a holdAtLeast) and
+     * every release published on the key's channel; no counter write (the counter holds every token already).
+     */
+    private boolean releaseBroadcast(LockKeys keys, String value, Long last, String token, long keepMs) {
+        if (last == null) {
+            return false;
+        }
+        released.add(token);
+        if (keepMs > 0) {
+            strings.set(keys.lock(), "released:" + value, keepMs);
+        }
+        else {
+            strings.remove(keys.lock());
+        }
+        publish.accept(keys.channel(), "1");
+        return true;
+    }
+
     boolean withdraw(LockKeys keys, String waiterId) {
         releasedAt.put(keys.logicalKey(), world.now());
         boolean took = false;
@@ -295,6 +364,9 @@ final class SimRedis {
         if (waiterId.equals(strings.get(keys.writerWaiting()))) {
             strings.remove(keys.writerWaiting());
             took = true;
+            if (broadcast) {
+                publish.accept(keys.channel(), "1"); // wakes the readers the marker held back
+            }
         }
         if (SimQueue.grantAbove(strings.get(keys.lock()), waiterId + "|W") >= 0) {
             strings.remove(keys.lock());

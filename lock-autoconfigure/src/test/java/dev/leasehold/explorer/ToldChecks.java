@@ -34,7 +34,7 @@ final class ToldChecks {
         // what Redis said is timed on the virtual clock; the history counts from the run's start
         long origin = run.world.now() - run.history.now();
         check(run.history, run.instances.stream()
-            .map(instance -> new Told(instance.name, instance.connection.said, instance.closingAt)).toList(),
+            .map(instance -> new Told(instance.name, instance.said, instance.closingAt)).toList(),
                 run.config.redisTimeout().toNanos(), origin, violations);
     }
 
