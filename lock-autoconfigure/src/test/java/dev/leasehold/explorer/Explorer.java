@@ -120,7 +120,7 @@ final class Explorer {
                     // no linger, the default (100 µs), or one long enough for replies and faults to land inside it
                     new Duration[] { Duration.ZERO, Duration.ofNanos(100_000), Duration.ofMillis(20) }[random.nextInt(3)]));
         for (int i = 0; i < config.instances(); i++) {
-            int lanesBefore = world.lanes.size();
+            int serverLanes = world.lanes.size(); // a quorum server's lanes are the instance's too (its prober, its timeouts)
             Client.Instance instance = quorum != null ? quorum.instance("i" + i, config, queue)
                     : new Client.Instance("i" + i, new SimConnection("i" + i, redis));
             // slow, as an instance on a loaded machine: its subscription connection's opening, callers at close
@@ -129,6 +129,7 @@ final class Explorer {
             if (config.liveness()) { // a queued waiter's looks answered late (RunConfig#livenessRun)
                 instance.connection.slowLooks(new long[] { 0, 100, 120 }[random.nextInt(3)] * 1_000_000L);
             }
+            int lanesBefore = quorum != null ? serverLanes : world.lanes.size();
             instance.engine = new DefaultLockEngine(instance.server, settings, observer(instance));
             instance.lanes.addAll(world.lanes.subList(lanesBefore, world.lanes.size()));
             world.alias(instance.engine.instanceId(), instance.name);
