@@ -2,11 +2,13 @@
 # Teeth of the deterministic explorer (docs/testing-leasehold.md): each defect fixed earlier is put back (a patch in
 # scripts/explorer-teeth/: D* from earlier waves, I31-* issue 31's items, the engine parts against c89b3b7's code; FS*
 # the free-key stalls, against 23cd2a1's; LV1 the fair queue's liveness heartbeat (001d2bb's fix), against 917edd1's;
-# RD* readers, against ff96e5d's)
+# RD* readers, against ff96e5d's; QR* the quorum rounds, against wave11-quorum-explorer's, run with
+# EXPLORER_OPTS=-Dexplorer.quorum=true)
 # in a scratch git worktree of HEAD, and the explorer runs on it for up to LIMIT seconds (default 300). A violation
 # counts only if the same seed passes on HEAD without the patch (a run that fails there too is a finding of its own,
 # listed, and the search goes on from the next seed). Prints, per defect: found or not, after how long, the rule.
-#   scripts/explorer-teeth.sh [LIMIT_SECONDS] [FIRST_SEED] [PATCH_NAME_PATTERN]
+#   [EXPLORER_OPTS='-Dexplorer.quorum=true ...'] scripts/explorer-teeth.sh [LIMIT_SECONDS] [FIRST_SEED] [PATCH_NAME_PATTERN]
+# EXPLORER_OPTS: more -D options for every explorer run (with and without the patch), split on spaces.
 set -euo pipefail
 shopt -s extglob # PATCH_NAME_PATTERN may be '@(D5|I31-2)*'
 repo="$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
@@ -15,7 +17,7 @@ seed="${2:-$(( $(date +%s) % 1000000 ))}"
 pattern="${3:-*}"
 mvn_explorer() { # dir, seed, seconds, runs, log, [more -D options]
   (cd "$1" && ./mvnw -B -o -pl lock-autoconfigure -am test -Pexplorer -Dexplorer.seed="$2" \
-      -Dexplorer.seconds="$3" -Dexplorer.runs="$4" "${@:6}" > "$5" 2>&1) || true
+      -Dexplorer.seconds="$3" -Dexplorer.runs="$4" ${EXPLORER_OPTS:-} "${@:6}" > "$5" 2>&1) || true
 }
 scratch="$(mktemp -d)"
 git -C "$repo" worktree add --detach -q "$scratch/head" HEAD
