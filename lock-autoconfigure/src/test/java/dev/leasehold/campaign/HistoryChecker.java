@@ -69,7 +69,8 @@ public final class HistoryChecker {
             .forEach(section -> holdings.putIfAbsent(holdingKey(section), section));
         handOffRoots(history.issued(), sections, holdings);
         Map<String, Long> issuedAt = new java.util.HashMap<>();
-        history.issued().forEach(block -> issuedAt.putIfAbsent(block.key() + "|" + block.first(), block.at()));
+        // a quorum's lease begins on its nodes while the call is on its way, before the quorum decided: from the call
+        history.issued().forEach(block -> issuedAt.putIfAbsent(block.key() + "|" + block.first(), block.since()));
         for (List<Section> onKey : byKey.values()) {
             onKey.sort(Comparator.comparingLong(Section::grantedAt));
             overlaps += overlaps(onKey, told, history.faults(), violations, holdings, issuedAt);
