@@ -336,6 +336,9 @@ final class Explorer {
             choices.add(new Choice(0.02 * faults, null, nemesis::restart));
             choices.add(new Choice(0.05 * faults, null, nemesis::cutOff));
             choices.add(new Choice(0.05 * faults, null, nemesis::loseKey));
+            if (quorum != null) {
+                quorum.aims(choices, faults, history, instances, keys);
+            }
         }
         boolean anyDue = choices.stream().anyMatch(choice -> choice.what != null);
         long nextTimer = world.lanes.stream().mapToLong(VirtualScheduler::nextAt).min().orElse(Long.MAX_VALUE);

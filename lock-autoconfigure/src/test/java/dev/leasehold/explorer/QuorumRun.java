@@ -34,6 +34,9 @@ final class QuorumRun {
     /** Every fencing token block a quorum handed out, in the order the quorum decided them (see {@link QuorumTap}). */
     final List<SimRedis.Issued> issued = new ArrayList<>();
 
+    /** Every lease's validity as the quorums said it (Q1). */
+    final QuorumValidity validity = new QuorumValidity();
+
     /** The counters' retention (null: they never expire, the default). */
     final Duration fenceRetention;
 
@@ -73,7 +76,7 @@ final class QuorumRun {
         }
         QuorumLockServer quorum = new QuorumLockServer(quorumNodes, config.redisTimeout(), config.lease(),
                 CLOCK_DRIFT_FACTOR).fairQueue(queue).fenceRetention(fenceRetention);
-        QuorumTap tap = new QuorumTap(quorum, world, issued);
+        QuorumTap tap = new QuorumTap(quorum, world, issued, name, validity);
         wires.forEach(wire -> ((SimNodeConnection) wire).started());
         Client.Instance instance = new Client.Instance(name, wires.get(0), wires, tap.said);
         instance.quorumNodes.addAll(quorumNodes);
@@ -89,9 +92,39 @@ final class QuorumRun {
         return candidates.get(random.nextInt(candidates.size()));
     }
 
+    /**
+     * Aimed (offered only while the window is open): a faulty node restarts empty while a key rests on a bare majority
+     * that includes it, where a node counted again before its restart delay ends would let a second owner in.
+     */
+    void aims(List<Explorer.Choice> choices, double faults, History history, List<Client.Instance> instances,
+            List<String> keys) {
+        int majority = nodes.size() / 2 + 1;
+        for (String key : keys) {
+            LockKeys names = LockKeys.of("lock:", key);
+            List<Integer> holding = new ArrayList<>();
+            for (int n = 0; n < nodes.size(); n++) {
+                if (nodes.get(n).lockValue(names) != null || !nodes.get(n).liveReaders(names).isEmpty()) {
+                    holding.add(n);
+                }
+            }
+            if (holding.size() != majority) {
+                continue;
+            }
+            for (int node : faulty) {
+                if (holding.contains(node)) {
+                    choices.add(new Explorer.Choice(0.5 * faults, "aim: restart a node " + key + " rests on with a bare"
+                            + " majority", () -> restart(node, history, instances)));
+                }
+            }
+        }
+    }
+
     /** A faulty node restarts empty: every instance's connection to it drops, and its quorum probes it again. */
     void restart(History history, List<Client.Instance> instances) {
-        int node = someFaultyNode();
+        restart(someFaultyNode(), history, instances);
+    }
+
+    private void restart(int node, History history, List<Client.Instance> instances) {
         world.trace("NEMESIS node n" + node + " restarts empty");
         long start = history.now();
         nodes.get(node).flushAll();

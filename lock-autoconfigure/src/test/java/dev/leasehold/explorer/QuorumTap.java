@@ -30,10 +30,22 @@ final class QuorumTap implements LockServer {
 
     private final List<SimRedis.Issued> issued;
 
-    QuorumTap(QuorumLockServer quorum, SimWorld world, List<SimRedis.Issued> issued) {
+    private final String instance;
+
+    private final QuorumValidity validity;
+
+    QuorumTap(QuorumLockServer quorum, SimWorld world, List<SimRedis.Issued> issued, String instance,
+            QuorumValidity validity) {
         this.quorum = quorum;
         this.world = world;
         this.issued = issued;
+        this.instance = instance;
+        this.validity = validity;
+    }
+
+    /** Where a lease confirmed by a step sent at {@code sentAt} (history time) ends for its holder. */
+    private long validUntil(long sentAt, long leaseMillis) {
+        return sentAt + quorum.validMillis(leaseMillis) * 1_000_000L;
     }
 
     QuorumLockServer quorum() {
@@ -60,6 +72,8 @@ final class QuorumTap implements LockServer {
                 // a token is judged against those handed out before its call began
                 issued(keys.logicalKey(), grant.fencingToken(), Math.max(grant.fencingToken(), grant.reservedThrough()),
                         since);
+                validity.granted(instance, keys.logicalKey(), token, mode == LockMode.READ, world.elapsed(),
+                        validUntil(since, leaseMillis));
             }
         });
         return reply;
@@ -67,6 +81,7 @@ final class QuorumTap implements LockServer {
 
     @Override
     public void takeBack(CompletableFuture<Grant> acquire, LockKeys keys, LockMode mode, String token) {
+        validity.ended(token, world.elapsed());
         quorum.takeBack(acquire, keys, mode, token);
     }
 
@@ -90,9 +105,11 @@ final class QuorumTap implements LockServer {
             }
             if (block == null) {
                 said.reservationGone(keys.logicalKey(), token, sentAt, world.now());
+                validity.ended(token, world.elapsed());
             }
             else {
                 said.ran(token, block);
+                validity.confirmed(token, validUntil(sentAt - world.now() + world.elapsed(), leaseMillis));
                 issued(keys.logicalKey(), block.first(), block.last(), sentAt - world.now() + world.elapsed());
             }
         });
@@ -106,6 +123,12 @@ final class QuorumTap implements LockServer {
         reply.whenComplete((renewed, error) -> {
             if (renewed != null) {
                 said.renewalDelivered(keys.logicalKey(), token, renewed, sentAt, world.now());
+                if (renewed) {
+                    validity.confirmed(token, validUntil(sentAt - world.now() + world.elapsed(), leaseMillis));
+                }
+                else {
+                    validity.ended(token, world.elapsed());
+                }
             }
         });
         return reply;
@@ -118,11 +141,13 @@ final class QuorumTap implements LockServer {
 
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
+        validity.ended(token, world.elapsed());
         return quorum.release(keys, mode, token);
     }
 
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
+        validity.ended(token, world.elapsed());
         return quorum.release(keys, mode, token, keepMillis);
     }
 

@@ -79,6 +79,9 @@ final class RunCheck {
             .check(history, leftovers);
         List<HistoryChecker.Violation> violations = new ArrayList<>(findings.violations());
         ToldChecks.check(run, violations);
+        if (run.quorum != null) {
+            run.quorum.validity.check(history.faults(), violations);
+        }
         violations.addAll(run.watch.violations);
         violations.addAll(run.queueLiveness.violations);
         return new Explorer.Result(run.seed, violations, world.trace, history.sections(), run.steps,

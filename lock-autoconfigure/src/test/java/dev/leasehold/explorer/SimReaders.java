@@ -166,7 +166,7 @@ final class SimReaders {
         if (queueTry.joins()) {
             waitMs = queue.enqueue(keys, member, nowMicros, settings.entryMillis(), waitMs, queueTry == QueueTry.QUEUED);
             // a quiet holder's release would not look at the queue (owner.lua): tell it that someone waits
-            String noisy = held ? SimRedis.noisyValue(strings.get(keys.lock())) : null;
+            String noisy = held ? SimOwners.noisyValue(strings.get(keys.lock())) : null;
             if (noisy != null) {
                 strings.setKeepTtl(keys.lock(), noisy);
             }

@@ -131,33 +131,6 @@ final class SimRedis {
         readers.clear();
     }
 
-    // ---- owner.lua
-
-    private static Long ownersLastFence(String value, String token) {
-        if (value == null || !value.startsWith(token)) {
-            return null;
-        }
-        if (value.length() == token.length()) {
-            return 0L;
-        }
-        if (value.charAt(token.length()) != '@' && value.charAt(token.length()) != '#') {
-            return null;
-        }
-        return Long.parseLong(value.substring(token.length() + 1));
-    }
-
-    /** A quiet grant's value ('token#last'): nobody queued, so its release need not look at the queue. */
-    private static boolean quiet(String value, String token) {
-        return value.length() > token.length() && value.charAt(token.length()) == '#';
-    }
-
-    /** owner.lua's noisyValue: a quiet grant's value in the '@' form, or null. */
-    static String noisyValue(String value) {
-        int at = value == null ? -1 : value.lastIndexOf('#');
-        return at < 0 || !value.substring(at + 1).matches("\\d+") ? null
-                : value.substring(0, at) + "@" + value.substring(at + 1);
-    }
-
     // ---- the scripts
 
     /** acquire_shared.lua for READ, else acquire_exclusive.lua. */
@@ -208,7 +181,7 @@ final class SimRedis {
         if (holder != null) {
             long ttl = strings.pttl(keys.lock());
             Grant refused = refuse(keys, member, queueTry, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
-            String noisy = joinQueue ? noisyValue(holder) : null;
+            String noisy = joinQueue ? SimOwners.noisyValue(holder) : null;
             if (noisy != null) {
                 strings.setKeepTtl(keys.lock(), noisy);
             }
@@ -257,13 +230,13 @@ final class SimRedis {
 
     FenceBlock reserveFences(LockKeys keys, String token, long lease) {
         String value = strings.get(keys.lock());
-        Long last = ownersLastFence(value, token);
+        Long last = SimOwners.lastFence(value, token);
         if (last == null) {
             return null;
         }
         // above the holder's last token, which no script lets the counter pass while it holds: no counter read
         long[] granted = fences.grantFence(keys.fence(), lease, last, last > 0);
-        boolean quiet = quiet(value, token); // nobody queued since the grant: it stays quiet, no queue to look at
+        boolean quiet = SimOwners.quiet(value, token); // nobody queued since the grant: it stays quiet, no queue to look at
         strings.set(keys.lock(), token + (quiet ? "#" : "@") + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         // whether anyone is queued (reserve_fences.lua): a dead or expired head only ends the turn early, and the
@@ -280,7 +253,7 @@ final class SimRedis {
             }
             return renewed;
         }
-        if (ownersLastFence(strings.get(keys.lock()), token) != null) {
+        if (SimOwners.lastFence(strings.get(keys.lock()), token) != null) {
             extendedAfterRelease(keys, token);
             strings.pexpire(keys.lock(), lease);
             return true;
@@ -306,7 +279,7 @@ final class SimRedis {
             return done;
         }
         String value = strings.get(keys.lock());
-        Long last = ownersLastFence(value, token);
+        Long last = SimOwners.lastFence(value, token);
         if (broadcast) {
             return releaseBroadcast(keys, value, last, token, keepMs);
         }
@@ -317,7 +290,7 @@ final class SimRedis {
             }
             return false;
         }
-        boolean quiet = quiet(value, token);
+        boolean quiet = SimOwners.quiet(value, token);
         released.add(token);
         long nowMicros = strings.micros();
         if (last > 0 && last >= nowMicros) {
@@ -397,7 +370,7 @@ final class SimRedis {
      */
     Grant look(LockKeys keys, String member) {
         String value = strings.get(keys.lock());
-        if (value == null || value.startsWith("queue-grant:" + member) || noisyValue(value) != null) {
+        if (value == null || value.startsWith("queue-grant:" + member) || SimOwners.noisyValue(value) != null) {
             return null;
         }
         int rank = queue.rank(keys.queue(), member);
