@@ -72,7 +72,7 @@ final class QuorumTap implements LockServer {
                 // a token is judged against those handed out before its call began
                 issued(keys.logicalKey(), grant.fencingToken(), Math.max(grant.fencingToken(), grant.reservedThrough()),
                         since);
-                validity.granted(instance, keys.logicalKey(), token, mode == LockMode.READ, world.elapsed(),
+                validity.granted(instance, keys.logicalKey(), token, mode == LockMode.READ, since, world.elapsed(),
                         validUntil(since, leaseMillis));
             }
         });

@@ -27,14 +27,18 @@ final class QuorumValidity {
 
         final boolean shared;
 
+        /** When its call began: its nodes granted it from there, before the quorum decided. */
+        final long since;
+
         final long grantedAt;
 
         long until;
 
-        Lease(String instance, String key, boolean shared, long grantedAt, long until) {
+        Lease(String instance, String key, boolean shared, long since, long grantedAt, long until) {
             this.instance = instance;
             this.key = key;
             this.shared = shared;
+            this.since = since;
             this.grantedAt = grantedAt;
             this.until = until;
         }
@@ -52,10 +56,14 @@ final class QuorumValidity {
 
     private final List<Conflict> conflicts = new ArrayList<>();
 
-    /** A grant decided now ({@code at}), valid until {@code until}; judged against every other lease valid now. */
-    synchronized void granted(String instance, String key, String token, boolean shared, long at, long until) {
+    /**
+     * A grant decided now ({@code at}) by a call that began at {@code since}, valid until {@code until}; judged against
+     * every other lease valid now.
+     */
+    synchronized void granted(String instance, String key, String token, boolean shared, long since, long at,
+            long until) {
         Long ended = endedAt.get(token);
-        Lease lease = new Lease(instance, key, shared, at, ended != null ? Math.min(ended, until) : until);
+        Lease lease = new Lease(instance, key, shared, since, at, ended != null ? Math.min(ended, until) : until);
         leases.put(token, lease);
         if (ended != null) {
             return; // taken back before the quorum decided (its caller gave up): nobody relies on it
@@ -64,7 +72,7 @@ final class QuorumValidity {
             Lease held = other.getValue();
             if (!other.getKey().equals(token) && held.key.equals(key) && !(held.shared && shared)
                     && held.grantedAt <= at && at < held.until) {
-                conflicts.add(new Conflict(at, key, held.grantedAt, ms(at) + " ms: " + instance + " was granted "
+                conflicts.add(new Conflict(at, key, Math.min(held.since, since), ms(at) + " ms: " + instance + " was granted "
                         + key + (shared ? " READ" : "") + " while " + held.instance + "'s " + (held.shared ? "read " : "")
                         + "lease, granted at " + ms(held.grantedAt) + " ms, was valid until "
                         + ms(held.until) + " ms"));
@@ -93,7 +101,7 @@ final class QuorumValidity {
         return String.format(java.util.Locale.ROOT, "%.1f", nanos / 1e6);
     }
 
-    /** Q1 for every grant made within another owner's validity, unless a node lost that key meanwhile. */
+    /** Q1 for every grant made within another owner's validity, unless a node lost that key since either call began. */
     synchronized void check(List<History.Fault> faults, List<HistoryChecker.Violation> violations) {
         for (Conflict conflict : conflicts) {
             boolean keyLost = faults.stream().anyMatch(fault -> fault.kind().equals("node-delete-key")
