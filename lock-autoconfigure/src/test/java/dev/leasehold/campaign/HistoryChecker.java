@@ -187,9 +187,7 @@ public final class HistoryChecker {
      */
     private static boolean keptKeyLost(Section older, Section newer, List<Fault> faults) {
         return newer.grantedAt() >= older.endAt() && faults.stream().anyMatch(fault -> fault.start() < newer.grantedAt()
-                && fault.end() > older.grantedAt() && (fault.kind().equals("restart-empty")
-                        || ((fault.kind().equals("delete-key") || fault.kind().equals("node-delete-key"))
-                                && fault.target().endsWith(" " + older.key()))));
+                && fault.end() > older.grantedAt() && (losesKey(fault, older.key()) || losesNodesKey(fault, older.key())));
     }
 
     /**
@@ -205,11 +203,13 @@ public final class HistoryChecker {
     }
 
     /**
-     * A fault that loses the key's data: Redis restarted empty, or the key deleted as by a failover that lost the
-     * write (the explorer's nemesis): like a restart, its holder learns it only from an answer that comes after.
+     * A fault that loses the key's data: Redis restarted empty, the key deleted as by a failover that lost the
+     * write, or the server's clock stepped ahead, ending leases early (the explorer's nemesis): like a restart, its
+     * holder learns it only from an answer that comes after.
      */
-    private static boolean losesKey(Fault fault, String key) {
-        return fault.kind().equals("restart-empty") || (fault.kind().equals("delete-key") && fault.target().endsWith(" " + key));
+    public static boolean losesKey(Fault fault, String key) {
+        return fault.kind().equals("restart-empty") || fault.kind().equals("clock-step")
+                || (fault.kind().equals("delete-key") && fault.target().endsWith(" " + key));
     }
 
     /**

@@ -109,10 +109,22 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
 
     @Test
     void aReleaseThatComesAfterItsLeaseRanOutWakesTheHeadOfTheQueue() throws Exception {
-        String key = "late-release";
         DefaultLockEngine first = fixture.engine();
         DefaultLockEngine slow = fixture.engine();
         DefaultLockEngine next = fixture.engine();
+        // the next waiter's own periodic look may land right at the lease's end (a loaded machine): then there is no
+        // stall to show, and the scenario runs again on a fresh key
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            if (lateReleaseWakesTheHead("late-release-" + attempt, first, slow, next)) {
+                return;
+            }
+        }
+        org.junit.jupiter.api.Assumptions.abort("the next waiter looked again by itself first, 3 times out of 3");
+    }
+
+    /** False when the next waiter took the key by itself before the late release (nothing judged). */
+    private boolean lateReleaseWakesTheHead(String key, DefaultLockEngine first, DefaultLockEngine slow,
+            DefaultLockEngine next) throws Exception {
         LockHandle held = first.lock(key, Duration.ZERO);
         // the slow section queues first, the next waiter behind it
         CompletableFuture<java.util.Optional<LockHandle>> slowGot = slow.tryLockAsync(key, Duration.ofSeconds(20),
@@ -127,9 +139,11 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
         // its fixed lease of 200 ms runs out in Redis while the section goes on
         Await.until(Duration.ofSeconds(5), "the slow section's lease ran out in Redis",
                 () -> !lockKeyExists(key) || nextGot.isDone());
-        // the next waiter's own periodic look may land right at the lease's end: then there is no stall to show
-        org.junit.jupiter.api.Assumptions.assumeFalse(nextGot.isDone(), "the next waiter looked again by itself first");
-
+        if (nextGot.isDone()) {
+            slowHandle.close();
+            nextGot.get(10, TimeUnit.SECONDS).ifPresent(LockHandle::close);
+            return false;
+        }
         long releasedAt = System.nanoTime();
         slowHandle.close(); // refused by Redis (not owned any more): the slow section is told it lost the lock
         LockHandle nextHandle = nextGot.get(10, TimeUnit.SECONDS).orElseThrow();
@@ -138,6 +152,7 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
         assertThat(tookMillis).as("ms from the late release to the next waiter's grant").isLessThan(400);
         assertThat(slowHandle.wasLost()).as("the slow section was told").isTrue();
         nextHandle.close();
+        return true;
     }
 
     private List<String> queued(String key) {

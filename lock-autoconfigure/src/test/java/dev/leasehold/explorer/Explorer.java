@@ -58,6 +58,9 @@ final class Explorer {
 
     final Operations operations;
 
+    /** Which operation an idle caller does next. */
+    private final OperationMix mix;
+
     final List<String> keys = new ArrayList<>();
 
     /** This run's pace: how eagerly the clock moves while replies are on their way (timeouts), and faults. */
@@ -87,6 +90,8 @@ final class Explorer {
 
     private final StallAims stallAims;
 
+    private final ReaderAims readerAims;
+
     private Explorer(long seed, RunConfig config) {
         this.seed = seed;
         this.config = config;
@@ -101,7 +106,8 @@ final class Explorer {
         for (int i = 0; i < config.keys(); i++) {
             keys.add("k" + i);
         }
-        this.operations = new Operations(history, world, random, keys, config);
+        this.operations = new Operations(history, world, random, config.lease());
+        this.mix = new OperationMix(operations, random, keys, config);
         this.clockWeight = new double[] { 0.3, 1.5, 6 }[random.nextInt(3)];
         // a hand-off run always has faults (its aims are faults), and a linger replies and faults land inside
         this.faultWeight = !config.faults() ? 0 : config.handOffs() ? new double[] { 0.2, 1 }[random.nextInt(2)]
@@ -148,6 +154,7 @@ final class Explorer {
         this.watch = new FreeKeyWatch(this);
         this.queueLiveness = new QueueLivenessWatch(this);
         this.stallAims = new StallAims(this);
+        this.readerAims = new ReaderAims(this);
         world.trace("seed " + seed + ": " + config + ", clock weight " + clockWeight + ", fault weight " + faultWeight
                 + ", operation weight " + operationWeight + ", " + settings.handOff()
                 + (quorum == null ? "" : ", faulty nodes " + quorum.faulty + ", fence retention " + quorum.fenceRetention));
@@ -301,7 +308,7 @@ final class Explorer {
                             operations.closeEngine(client);
                         }
                         else {
-                            operations.start(client);
+                            mix.start(client);
                         }
                     }));
                 }
@@ -332,6 +339,7 @@ final class Explorer {
             if (operationsLeft > (config.handOffs() ? -10 : 0)) {
                 aims.add(choices, faults, () -> operationsLeft--);
                 stallAims.add(choices, () -> operationsLeft--);
+                readerAims.add(choices, faults, () -> operationsLeft--);
             }
             choices.add(new Choice(0.02 * faults, null, nemesis::restart));
             choices.add(new Choice(0.05 * faults, null, nemesis::cutOff));

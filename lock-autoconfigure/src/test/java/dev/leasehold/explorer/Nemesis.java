@@ -7,8 +7,9 @@ import dev.leasehold.campaign.History;
 import dev.leasehold.engine.server.LockKeys;
 
 /**
- * The {@link Explorer}'s faults: Redis restarts empty, a connection is cut off for a while, a lock key is lost; in a
- * quorum run, on a minority of the nodes ({@link QuorumRun}).
+ * The {@link Explorer}'s faults: Redis restarts empty, a connection is cut off for a while, a lock key is lost, the
+ * server's clock steps ahead (aimed only: {@link ReaderAims}); in a quorum run, on a minority of the nodes
+ * ({@link QuorumRun}).
  */
 final class Nemesis {
 
@@ -65,6 +66,17 @@ final class Nemesis {
         world.trace(String.format(java.util.Locale.ROOT, "NEMESIS %s's connection is cut off for %.1f ms", instance.name,
                 nanos / 1e6));
         history.fault("cut-off", instance.name, history.now(), history.now() + nanos, config.redisTimeout().toNanos());
+    }
+
+    /**
+     * The server's clock steps ahead by {@code millis} (an NTP step on Redis's host): leases end early there, before
+     * their holders' estimates say (documented: a lease relies on clocks that do not jump; fencing tokens still grow).
+     */
+    void stepClock(long millis) {
+        world.trace("NEMESIS Redis's clock steps " + millis + " ms ahead");
+        long start = history.now();
+        redis.stepClockAhead(millis);
+        history.fault("clock-step", "redis", start, history.now());
     }
 
     void loseKey() {

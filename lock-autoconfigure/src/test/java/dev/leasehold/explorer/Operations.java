@@ -36,8 +36,6 @@ final class Operations {
 
     private final Random random;
 
-    private final List<String> keys;
-
     private final Duration lease;
 
     final List<Section> open = new ArrayList<>();
@@ -52,128 +50,11 @@ final class Operations {
     /** Blocking waits in progress (recorded as deadlines at the end if they never returned). */
     final List<History.Deadline> blockingWaits = new ArrayList<>();
 
-    /** A run shaped for hand-offs (see {@link RunConfig#handOffRun()}), or for the fair queue's liveness. */
-    private final boolean handOffs;
-
-    private final boolean liveness;
-
-    Operations(History history, SimWorld world, Random random, List<String> keys, RunConfig config) {
+    Operations(History history, SimWorld world, Random random, Duration lease) {
         this.history = history;
-        this.handOffs = config.handOffs();
-        this.liveness = config.liveness();
         this.world = world;
         this.random = random;
-        this.keys = keys;
-        this.lease = config.lease();
-    }
-
-    private Duration someWait() {
-        if (handOffs) { // long enough to queue behind the holder and be handed the lock
-            return random.nextInt(8) == 0 ? Duration.ofMillis(20) : random.nextBoolean() ? Duration.ofSeconds(2)
-                    : Duration.ofSeconds(6);
-        }
-        return switch (random.nextInt(5)) {
-            case 0 -> Duration.ZERO;
-            case 1 -> Duration.ofMillis(20);
-            case 2 -> Duration.ofMillis(300);
-            case 3 -> Duration.ofSeconds(2);
-            default -> Duration.ofSeconds(6);
-        };
-    }
-
-    private Duration someLease() {
-        if (handOffs) {
-            return random.nextInt(10) == 0 ? lease.multipliedBy(2) : null;
-        }
-        int pick = random.nextInt(8);
-        // or a short one, which a section may outlast: its release then comes late, refused (a free-key stall's window)
-        return pick < 2 ? lease.multipliedBy(2) : pick == 2 ? Duration.ofMillis(100 + random.nextInt(300)) : null;
-    }
-
-    /**
-     * A third of the acquisitions READ in a standard run, a sixth in hand-off and liveness runs (shaped for writers'
-     * hand-offs and queue entries); the rest WRITE or EXCLUSIVE, the same lock.
-     */
-    private LockMode someMode() {
-        if (random.nextInt(handOffs || liveness ? 6 : 3) == 0) {
-            return LockMode.READ;
-        }
-        return random.nextBoolean() ? LockMode.WRITE : LockMode.EXCLUSIVE;
-    }
-
-    private String someKey() {
-        return keys.get(random.nextInt(keys.size()));
-    }
-
-    /** Picks an operation for an idle client and hands it over; its name for the trace. */
-    String start(Client client) {
-        Client.Instance instance = client.instance;
-        List<Section> mine = sections(instance, client);
-        int choice = random.nextInt(100);
-        if (handOffs) {
-            return startForHandOffs(client, mine, choice);
-        }
-        if (liveness) {
-            return startForLiveness(client, mine, choice);
-        }
-        if (choice < 28) {
-            return tryLock(client, someKey(), someMode(), someWait(), someLease());
-        }
-        if (choice < 56) {
-            return tryLockAsync(client, someKey(), someMode(), someWait(), someLease());
-        }
-        if (mine.isEmpty()) {
-            return tryLockAsync(client, someKey(), someMode(), someWait(), null);
-        }
-        Section section = mine.get(random.nextInt(mine.size()));
-        if (choice < 74) {
-            return close(client, section, false);
-        }
-        if (choice < 82) {
-            return close(client, section, true);
-        }
-        if (choice < 88 && section.owner == client) {
-            return reenter(client, section);
-        }
-        if (choice < 94 || !section.fixedLease) {
-            return holdAtLeast(client, section);
-        }
-        return extend(client, section);
-    }
-
-    /**
-     * In a hand-off run: blocking waits, and blocking closes by the lock's own thread mostly (a lock goes to a waiter
-     * of its instance; a release with nobody waiting lingers).
-     */
-    private String startForHandOffs(Client client, List<Section> mine, int choice) {
-        if (mine.isEmpty()) {
-            return choice < 70 ? tryLock(client, someKey(), someMode(), someWait(), someLease())
-                    : tryLockAsync(client, someKey(), someMode(), someWait(), someLease());
-        }
-        Section section = mine.get(random.nextInt(mine.size()));
-        if (choice < 60) {
-            return close(client, section, false);
-        }
-        if (choice < 70) {
-            return close(client, section, true);
-        }
-        if (choice < 78 && section.owner == client) {
-            return reenter(client, section);
-        }
-        if (choice < 90 || !section.fixedLease) {
-            return holdAtLeast(client, section);
-        }
-        return extend(client, section);
-    }
-
-    /** A liveness run: blocking waits (its instance's only waiter) queued for several refresh intervals, closes. */
-    private String startForLiveness(Client client, List<Section> mine, int choice) {
-        if (mine.isEmpty()) {
-            return tryLock(client, someKey(), someMode(), choice < 80 ? Duration.ofSeconds(6) : Duration.ofSeconds(2),
-                    null);
-        }
-        Section section = mine.get(random.nextInt(mine.size()));
-        return choice < 85 ? close(client, section, false) : holdAtLeast(client, section);
+        this.lease = lease;
     }
 
     /** Sections a client may close: its own thread-bound ones, and its instance's unbound ones. */

@@ -49,7 +49,10 @@ final class QueueLivenessWatch {
         for (String key : run.keys) {
             LockKeys names = LockKeys.of("lock:", key);
             for (Client.Instance instance : run.instances) {
-                if (instance.closing || !run.redis.countsAsDead(names, instance.engine.instanceId() + "|W")) {
+                // a writer's entry or a reader's: the instance's heartbeat keeps both
+                String id = instance.engine.instanceId();
+                if (instance.closing
+                        || !run.redis.countsAsDead(names, id + "|W") && !run.redis.countsAsDead(names, id + "|R")) {
                     continue;
                 }
                 History.Deadline waiting = stillWaiting(instance, key, historyNow);
@@ -94,14 +97,14 @@ final class QueueLivenessWatch {
         }
     }
 
-    /** A restart, a cut-off of this instance's connection, or a loss on it, within {@code windowNanos} before now. */
+    /** A restart, a clock step, a cut-off of this instance's connection, or a loss on it, within {@code windowNanos} before now. */
     private boolean faultNear(Client.Instance instance, long now, long historyNow, long windowNanos) {
         long lost = instance.connection.lastLossAt;
         if (lost != Long.MIN_VALUE && now - lost < windowNanos) {
             return true;
         }
         return run.history.faults().stream()
-            .filter(fault -> fault.kind().equals("restart-empty")
+            .filter(fault -> fault.kind().equals("restart-empty") || fault.kind().equals("clock-step")
                     || fault.kind().equals("cut-off") && fault.target().equals(instance.name))
             .anyMatch(fault -> fault.start() <= historyNow && historyNow - fault.end() - fault.graceNanos() < windowNanos);
     }

@@ -67,7 +67,7 @@ final class QuorumTap implements LockServer {
                 queueTry);
         reply.whenComplete((grant, error) -> {
             if (grant != null && grant.granted()) {
-                said.ran(token, grant);
+                said.ran(token, grant, world.now());
                 // two readers whose calls overlap may share a token (each majority counted before the other's raise):
                 // a token is judged against those handed out before its call began
                 issued(keys.logicalKey(), grant.fencingToken(), Math.max(grant.fencingToken(), grant.reservedThrough()),
@@ -108,7 +108,7 @@ final class QuorumTap implements LockServer {
                 validity.ended(token, world.elapsed());
             }
             else {
-                said.ran(token, block);
+                said.ran(token, block, world.now());
                 validity.confirmed(token, validUntil(sentAt - world.now() + world.elapsed(), leaseMillis));
                 issued(keys.logicalKey(), block.first(), block.last(), sentAt - world.now() + world.elapsed());
             }

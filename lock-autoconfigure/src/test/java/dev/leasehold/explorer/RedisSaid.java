@@ -11,7 +11,7 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
 /**
  * What Redis told one instance about its leases, as delivered to the engine (a reply the explorer lost or dropped
  * told it nothing): which fencing tokens each owner token's grants and reservations reserved, the renewals it
- * refused and the reservations it answered with "not yours". The lost-key excuse of the checker (a holder learns a
+ * refused, the reservations it answered with "not yours" and the releases it answered with "not held". The lost-key excuse of the checker (a holder learns a
  * loss only from the next answer about its lease) ends where such an answer reached the engine: {@link RunCheck}
  * judges what the engine did after it. Synchronized: the explorer records, engine threads never touch it.
  */
@@ -27,6 +27,15 @@ final class RedisSaid {
     final List<Gone> refusedRenewals = new ArrayList<>();
 
     final List<Gone> goneReservations = new ArrayList<>();
+
+    /** Releases Redis answered with "not held" (the lease had run out, or the key was lost). */
+    final List<Gone> refusedReleases = new ArrayList<>();
+
+    /** A release Redis answered with "released": run on the server at {@code ranAt}, delivered at {@code at}. */
+    record Released(String key, String token, long ranAt, long at) {
+    }
+
+    final List<Released> acceptedReleases = new ArrayList<>();
 
     /** When the engine was done reading each refused renewal (its watchdog ran what the answer scheduled). */
     final Map<Gone, Long> processedAt = new HashMap<>();
@@ -49,10 +58,16 @@ final class RedisSaid {
     /** Per owner token, when a renewal Redis accepted was delivered (the engine clears its unconfirmed holders then). */
     private final Map<String, List<Long>> confirmed = new HashMap<>();
 
-    /** A step ran on the server: a grant or a reservation reserves tokens under its owner token. */
-    synchronized void ran(String token, Object result) {
+    /** When Redis last granted or reserved under each owner token (virtual ns): it confirmed the lease then. */
+    private final Map<String, Long> lastReservedAt = new HashMap<>();
+
+    /** A step ran on the server at {@code at}: a grant or a reservation reserves tokens under its owner token. */
+    synchronized void ran(String token, Object result, long at) {
         if (token == null) {
             return;
+        }
+        if (result instanceof Grant grant && grant.granted() || result instanceof FenceBlock) {
+            lastReservedAt.put(token, at);
         }
         if (result instanceof Grant grant && grant.granted()) {
             blocks.computeIfAbsent(token, any -> new ArrayList<>())
@@ -72,6 +87,14 @@ final class RedisSaid {
         }
     }
 
+    synchronized void releaseAccepted(String key, String token, long ranAt, long at) {
+        acceptedReleases.add(new Released(key, token, ranAt, at));
+    }
+
+    synchronized void releaseRefused(String key, String token, long sentAt, long at) {
+        refusedReleases.add(new Gone(key, token, sentAt, at));
+    }
+
     synchronized void reservationGone(String key, String token, long sentAt, long at) {
         goneReservations.add(new Gone(key, token, sentAt, at));
     }
@@ -85,6 +108,11 @@ final class RedisSaid {
     /** Whether {@code fencingToken} is the first of a block reserved under {@code token} (Redis confirmed it then). */
     synchronized boolean firstOfBlock(String token, long fencingToken) {
         return blocks.getOrDefault(token, List.of()).stream().anyMatch(range -> range[0] == fencingToken);
+    }
+
+    /** When Redis last granted or reserved tokens under the owner token (virtual ns), Long.MIN_VALUE if never. */
+    synchronized long lastReservedAt(String token) {
+        return lastReservedAt.getOrDefault(token, Long.MIN_VALUE);
     }
 
     synchronized long lastConfirmedBefore(String token, long at) {

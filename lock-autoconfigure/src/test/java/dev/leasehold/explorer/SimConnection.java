@@ -212,6 +212,7 @@ class SimConnection extends SimWire implements LockServer {
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
         boolean shared = mode == LockMode.READ;
+        about("release", List.of(keys.logicalKey()), List.of(token));
         return send(name + " release " + keys.logicalKey() + (shared ? " READ " : " ") + token(token)
                 + (keepMillis > 0 ? " keep " + keepMillis : ""), () -> redis.release(keys, shared, token, keepMillis),
                 null, false, token);

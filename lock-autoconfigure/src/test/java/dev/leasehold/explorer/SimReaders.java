@@ -230,6 +230,17 @@ final class SimReaders {
         return true;
     }
 
+    /** The end of the token's read lease (ms, server clock) while it is in the readers zset, else null. */
+    Long leaseEnd(LockKeys keys, String token) {
+        return score(keys.readers(), token);
+    }
+
+    /** When the readers zset itself expires (ms, server clock), null when it does not exist or has no expiry. */
+    Long keptUntil(LockKeys keys) {
+        Long expiresAt = zset(keys.readers()) == null ? null : expiresAtMicros.get(keys.readers());
+        return expiresAt == null ? null : expiresAt / 1000;
+    }
+
     /** Owner tokens whose read lease on the key ends after {@code nowMs}, for the explorer's checks. */
     List<String> holders(LockKeys keys, long nowMs) {
         Map<String, Long> members = zset(keys.readers());

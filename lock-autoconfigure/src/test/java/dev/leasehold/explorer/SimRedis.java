@@ -400,6 +400,31 @@ final class SimRedis {
         return readers.holders(keys, strings.micros() / 1000);
     }
 
+    /** The server's clock, ms (leases and entries end on it). */
+    long serverMillis() {
+        return strings.micros() / 1000;
+    }
+
+    /** The server's clock steps ahead by {@code millis} (see {@link SimStrings#stepAhead}). */
+    void stepClockAhead(long millis) {
+        strings.stepAhead(millis * 1000);
+    }
+
+    /** When the token's read lease ends (ms, server clock) while the readers zset still lists it, else null. */
+    Long readLeaseEnd(LockKeys keys, String token) {
+        return readers.leaseEnd(keys, token);
+    }
+
+    /** The latest read lease end listed for the key (ms, server clock), null when none is listed. */
+    Long lastReadLeaseEnd(LockKeys keys) {
+        return readers.lastLeaseEnd(keys.readers());
+    }
+
+    /** When the key's readers zset itself expires (ms, server clock), null when there is none. */
+    Long readersKeptUntil(LockKeys keys) {
+        return readers.keptUntil(keys);
+    }
+
     long leaseLeftMillis(LockKeys keys) {
         return Math.max(0, strings.pttl(keys.lock()));
     }

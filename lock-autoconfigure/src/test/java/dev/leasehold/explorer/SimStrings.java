@@ -40,6 +40,14 @@ final class SimStrings {
         jumpedMicros += 1000;
     }
 
+    /**
+     * The server's clock steps ahead (an NTP step on its host): every expiry, lease and queue entry on it ends that
+     * much sooner, as Redis's do.
+     */
+    void stepAhead(long micros) {
+        jumpedMicros += micros;
+    }
+
     String get(String key) {
         Value value = strings.get(key);
         if (value != null && value.expiresAtMicros - micros() <= 0) {

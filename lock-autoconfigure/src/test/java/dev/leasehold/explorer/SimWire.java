@@ -54,6 +54,9 @@ abstract class SimWire {
 
         long sentAt;
 
+        /** When it ran on the server (virtual ns). */
+        long ranAt;
+
         Step(String what, Supplier<Object> onServer) {
             this.what = what + (Thread.currentThread().getName().startsWith("main") ? "" : " [from " + Thread.currentThread().getName() + "]");
             this.onServer = onServer;
@@ -260,9 +263,10 @@ abstract class SimWire {
             return;
         }
         try {
+            step.ranAt = redis.world.now();
             step.result = step.onServer.get();
             if (step.kind != null && !step.tokens.isEmpty()) {
-                said.ran(step.tokens.get(0), step.result);
+                said.ran(step.tokens.get(0), step.result, step.ranAt);
             }
         }
         catch (RuntimeException ex) {
@@ -312,6 +316,12 @@ abstract class SimWire {
         }
         else if ("reserve".equals(step.kind) && step.result == null) {
             said.reservationGone(step.keys.get(0), step.tokens.get(0), step.sentAt, now);
+        }
+        else if ("release".equals(step.kind) && Boolean.FALSE.equals(step.result)) {
+            said.releaseRefused(step.keys.get(0), step.tokens.get(0), step.sentAt, now);
+        }
+        else if ("release".equals(step.kind) && Boolean.TRUE.equals(step.result)) {
+            said.releaseAccepted(step.keys.get(0), step.tokens.get(0), step.ranAt, now);
         }
     }
 

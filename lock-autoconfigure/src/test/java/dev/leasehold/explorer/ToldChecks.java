@@ -18,6 +18,10 @@ import dev.leasehold.campaign.HistoryChecker;
  * is told lost with its grant.</li>
  * <li>A token reservation answered "not yours" within half the Redis timeout of its sending tells the holders that
  * handed that lease on since Redis last confirmed it, where a fault lost the key while they held it (item 3).</li>
+ * <li>A release answered "not held" within half the Redis timeout tells the holder that released (wave 10's RD1:
+ * a reader's refused release reported nothing).</li>
+ * <li>Redis answers "not held" to a release once it granted the key to another holder meanwhile (RD2), whatever
+ * ended the lease there (a clock step ahead included): {@link #releasedAfterAnotherGrant}.</li>
  * </ul>
  * A reply lost or dropped, or delivered once the instance began closing, tells nothing and is not judged.
  */
@@ -33,9 +37,10 @@ final class ToldChecks {
     static void check(Explorer run, List<HistoryChecker.Violation> violations) {
         // what Redis said is timed on the virtual clock; the history counts from the run's start
         long origin = run.world.now() - run.history.now();
-        check(run.history, run.instances.stream()
-            .map(instance -> new Told(instance.name, instance.said, instance.closingAt)).toList(),
-                run.config.redisTimeout().toNanos(), origin, violations);
+        List<Told> told = run.instances.stream()
+            .map(instance -> new Told(instance.name, instance.said, instance.closingAt)).toList();
+        check(run.history, told, run.config.redisTimeout().toNanos(), origin, violations);
+        releasedAfterAnotherGrant(run.history, told, origin, violations);
     }
 
     /**
@@ -74,6 +79,29 @@ final class ToldChecks {
                                         + " token=" + section.token() + "]")));
                 }
                 long halfTimeout = redisTimeoutNanos / 2;
+                for (RedisSaid.Gone refused : said.refusedReleases) {
+                    long sentAt = refused.sentAt() - origin;
+                    long at = refused.at() - origin;
+                    if (at - sentAt > halfTimeout || instance.closingAt() >= 0 && instance.closingAt() <= at) {
+                        continue;
+                    }
+                    // the holder that released (the last of the lease's sections granted before the answer) learns
+                    // from it that the key was no longer its own; not where Redis confirmed the lease again after
+                    // that holder ended (a reservation for a successor who then gave the key back: nobody held it
+                    // when it was lost)
+                    long reservedAt = said.lastReservedAt(refused.token());
+                    mine.stream().filter(section -> section.key().equals(refused.key()) && !section.reentry()
+                            && section.grantedAt() <= at && said.underLease(refused.token(), section.token()))
+                        .max(java.util.Comparator.comparingLong(History.Section::grantedAt))
+                        .filter(section -> reservedAt == Long.MIN_VALUE || reservedAt - origin <= section.endAt())
+                        .filter(section -> !section.toldLost()
+                                && !told.contains(instance.instance() + "|" + section.key() + "|" + section.token()))
+                        .ifPresent(section -> violations.add(new HistoryChecker.Violation(at,
+                                "S1 Redis answered a release with \"not held\" and its holder was never told it had lost"
+                                        + " the lock: " + section.op() + "#" + section.id() + "[" + instance.instance() + " "
+                                        + section.key() + (section.shared() ? " READ" : "") + " token=" + section.token()
+                                        + "]")));
+                }
                 for (RedisSaid.Gone gone : said.goneReservations) {
                     long sentAt = gone.sentAt() - origin;
                     long at = gone.at() - origin;
@@ -96,9 +124,42 @@ final class ToldChecks {
         }
     }
 
+    /**
+     * Redis answered "released" to a holder after it had granted the key to another holder with a higher token (a
+     * writer beside a reader, or any holder beside a writer) since that holder's grant: the lease had ended in Redis,
+     * so the release must answer "not held", the only answer that tells the holder (wave 10's RD2: a reader whose lease
+     * ran out, still listed in the readers zset after a withdrawal granted the key to a writer, was "released").
+     */
+    static void releasedAfterAnotherGrant(History history, List<Told> instances, long origin,
+            List<HistoryChecker.Violation> violations) {
+        for (Told instance : instances) {
+            RedisSaid said = instance.said();
+            List<RedisSaid.Released> accepted;
+            synchronized (said) {
+                accepted = List.copyOf(said.acceptedReleases);
+            }
+            for (RedisSaid.Released release : accepted) {
+                long ranAt = release.ranAt() - origin;
+                history.sections().stream().filter(section -> section.instance().equals(instance.instance())
+                        && section.key().equals(release.key()) && !section.reentry() && section.grantedAt() <= ranAt
+                        && said.underLease(release.token(), section.token()))
+                    .max(java.util.Comparator.comparingLong(History.Section::grantedAt))
+                    .ifPresent(released -> history.sections().stream()
+                        .filter(other -> other.key().equals(released.key()) && !other.reentry()
+                                && !(other.shared() && released.shared()) && other.token() > released.token()
+                                && other.grantedAt() > released.grantedAt() && other.grantedAt() < ranAt
+                                && !(other.instance().equals(instance.instance())
+                                        && said.underLease(release.token(), other.token())))
+                        .findFirst()
+                        .ifPresent(other -> violations.add(new HistoryChecker.Violation(ranAt,
+                                "S1 Redis answered a release with \"released\" after it had granted the key to another"
+                                        + " holder: " + released + " released, " + other + " granted meanwhile"))));
+            }
+        }
+    }
+
     private static boolean lostWhileHeld(History history, History.Section section) {
-        return history.faults().stream().anyMatch(fault -> (fault.kind().equals("restart-empty")
-                || fault.kind().equals("delete-key") && fault.target().endsWith(" " + section.key()))
+        return history.faults().stream().anyMatch(fault -> HistoryChecker.losesKey(fault, section.key())
                 && fault.start() >= section.grantedAt() && fault.start() <= section.endAt());
     }
 }

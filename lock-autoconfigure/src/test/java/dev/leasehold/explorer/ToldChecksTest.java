@@ -14,7 +14,7 @@ import dev.leasehold.engine.server.LockServer.FenceBlock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link ToldChecks}' two rules on crafted histories: each fails on one that breaks it and passes on ones that keep it
+ * {@link ToldChecks}' rules on crafted histories: each fails on one that breaks it and passes on ones that keep it
  * (or that its excuses cover). What Redis said is timed on a virtual clock that reads {@link #ORIGIN} at the
  * history's time 0, as in a run (the rules once compared the two time bases and could never fire).
  */
@@ -34,7 +34,7 @@ class ToldChecksTest {
     private final RedisSaid said = new RedisSaid();
 
     ToldChecksTest() {
-        said.ran("t1", Grant.granted(100, 115));
+        said.ran("t1", Grant.granted(100, 115), ORIGIN);
     }
 
     private List<HistoryChecker.Violation> check() {
@@ -79,7 +79,7 @@ class ToldChecksTest {
     @Test
     void aGrantFromRedisAfterTheRefusalIsNot() {
         refusalReadAt60();
-        said.ran("t1", new FenceBlock(116, 131, false)); // a reservation's block: Redis confirmed its first token
+        said.ran("t1", new FenceBlock(116, 131, false), ORIGIN + 65 * MS); // a reservation's block: Redis confirmed its first token
         section(2, 116, 70, 90);
         assertThat(check()).isEmpty();
     }
@@ -153,6 +153,72 @@ class ToldChecksTest {
         section(1, 100, 10, 30);
         history.fault("delete-key", "redis k0", 35 * MS, 35 * MS);
         said.reservationGone("k0", "t1", ORIGIN + 40 * MS, ORIGIN + 45 * MS);
+        assertThat(check()).isEmpty();
+    }
+
+    /** RD1: t1's release sent at 40 ms, answered "not held" at {@code answeredMs}, by the holder of token 101. */
+    private void releaseRefused(long answeredMs) {
+        section(1, 100, 10, 20);
+        section(2, 101, 20, 40);
+        said.releaseRefused("k0", "t1", ORIGIN + 40 * MS, ORIGIN + answeredMs * MS);
+    }
+
+    @Test
+    void aReleaseAnsweredNotHeldWithItsHolderNeverToldIsAViolation() {
+        releaseRefused(45);
+        assertThat(check()).singleElement().satisfies(violation -> assertThat(violation.toString())
+            .contains("answered a release with \"not held\"").contains("token=101"));
+    }
+
+    @Test
+    void theReleasingHolderToldKeepsIt() {
+        releaseRefused(45);
+        toldLostAt(46, 101);
+        assertThat(check()).isEmpty();
+    }
+
+    @Test
+    void aReleaseAnsweredLaterThanHalfTheRedisTimeoutJudgesNothing() {
+        releaseRefused(40 + 251);
+        assertThat(check()).isEmpty();
+    }
+
+    @Test
+    void aReleaseAnsweredOnceTheEngineBeganClosingJudgesNothing() {
+        releaseRefused(45);
+        List<HistoryChecker.Violation> violations = new ArrayList<>();
+        ToldChecks.check(history, List.of(new ToldChecks.Told("i0", said, 44 * MS)), REDIS_TIMEOUT, ORIGIN, violations);
+        assertThat(violations).isEmpty();
+    }
+
+    /** RD2: t1's read lease (token 100, 10-50 ms), a writer of another instance granted token 120 at {@code writerMs}. */
+    private List<HistoryChecker.Violation> readerReleasedAt50(long writerMs) {
+        history.section(new History.Section(1, "i0", "k0", true, 100, false, "tryLock", 10 * MS, 10 * MS, 50 * MS, 0,
+                History.Verdict.ACCEPTED, true, false, false));
+        history.section(new History.Section(2, "i1", "k0", false, 120, false, "tryLock", writerMs * MS, writerMs * MS,
+                writerMs * MS + 5 * MS, 0, History.Verdict.ACCEPTED, true, false, false));
+        said.releaseAccepted("k0", "t1", ORIGIN + 48 * MS, ORIGIN + 50 * MS);
+        List<HistoryChecker.Violation> violations = new ArrayList<>();
+        ToldChecks.releasedAfterAnotherGrant(history, List.of(new ToldChecks.Told("i0", said, -1),
+                new ToldChecks.Told("i1", new RedisSaid(), -1)), ORIGIN, violations);
+        return violations;
+    }
+
+    @Test
+    void aReadLeaseReleasedAfterAWriterWasGrantedTheKeyIsAViolation() {
+        assertThat(readerReleasedAt50(30)).singleElement().satisfies(violation -> assertThat(violation.toString())
+            .contains("answered a release with \"released\" after it had granted the key to another holder"));
+    }
+
+    @Test
+    void aWriterGrantedOnlyAfterTheReleaseRanIsNot() {
+        assertThat(readerReleasedAt50(49)).isEmpty();
+    }
+
+    @Test
+    void aReleaseRefusedAfterRedisConfirmedTheLeaseForASuccessorJudgesNothing() {
+        releaseRefused(45);
+        said.ran("t1", new FenceBlock(116, 131, false), ORIGIN + 42 * MS); // reserved for a successor, given back
         assertThat(check()).isEmpty();
     }
 }
