@@ -141,14 +141,25 @@ final class QuorumTap implements LockServer {
 
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
-        validity.ended(token, world.elapsed());
-        return quorum.release(keys, mode, token);
+        return release(keys, mode, token, 0);
     }
 
     @Override
     public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token, long keepMillis) {
         validity.ended(token, world.elapsed());
-        return quorum.release(keys, mode, token, keepMillis);
+        long sentAt = world.now();
+        CompletableFuture<Boolean> reply = keepMillis > 0 ? quorum.release(keys, mode, token, keepMillis)
+                : quorum.release(keys, mode, token);
+        // the quorum's verdict; a release "ran" on its nodes somewhere after its send: judged from the send
+        reply.whenComplete((released, error) -> {
+            if (Boolean.FALSE.equals(released)) {
+                said.releaseRefused(keys.logicalKey(), token, sentAt, world.now());
+            }
+            else if (Boolean.TRUE.equals(released)) {
+                said.releaseAccepted(keys.logicalKey(), token, sentAt, world.now());
+            }
+        });
+        return reply;
     }
 
     @Override
