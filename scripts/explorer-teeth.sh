@@ -4,12 +4,13 @@
 # the free-key stalls, against 23cd2a1's; LV1 the fair queue's liveness heartbeat (001d2bb's fix), against 917edd1's;
 # RD* readers, against ff96e5d's; RA* replica acknowledgement, against 8abfa29 (wave 11's replica explorer), each in the
 # production code and in the explorer's copy of its rule, ReplicaAcks: the explorer runs the engine above the LockServer
-# seam)
+# seam, run with EXPLORER_OPTS=-Dexplorer.replica-ack=true; QR* the quorum rounds, against wave11-quorum-explorer's, run
+# with EXPLORER_OPTS=-Dexplorer.quorum=true; LOOK2 against 49bd022's)
 # in a scratch git worktree of HEAD, and the explorer runs on it for up to LIMIT seconds (default 300). A violation
 # counts only if the same seed passes on HEAD without the patch (a run that fails there too is a finding of its own,
 # listed, and the search goes on from the next seed). Prints, per defect: found or not, after how long, the rule.
-#   [EXPLORER_OPTS='-Dexplorer.replica-ack=true'] scripts/explorer-teeth.sh [LIMIT_SECONDS] [FIRST_SEED] [PATCH_NAME_PATTERN]
-# (EXPLORER_OPTS: more -D options for every exploration, with and without the patch)
+#   [EXPLORER_OPTS='-Dexplorer.quorum=true ...'] scripts/explorer-teeth.sh [LIMIT_SECONDS] [FIRST_SEED] [PATCH_NAME_PATTERN]
+# EXPLORER_OPTS: more -D options for every explorer run (with and without the patch), split on spaces.
 set -euo pipefail
 shopt -s extglob # PATCH_NAME_PATTERN may be '@(D5|I31-2)*'
 repo="$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
@@ -18,7 +19,7 @@ seed="${2:-$(( $(date +%s) % 1000000 ))}"
 pattern="${3:-*}"
 mvn_explorer() { # dir, seed, seconds, runs, log, [more -D options]
   (cd "$1" && ./mvnw -B -o -pl lock-autoconfigure -am test -Pexplorer -Dexplorer.seed="$2" \
-      -Dexplorer.seconds="$3" -Dexplorer.runs="$4" "${@:6}" ${EXPLORER_OPTS:-} > "$5" 2>&1) || true
+      -Dexplorer.seconds="$3" -Dexplorer.runs="$4" ${EXPLORER_OPTS:-} "${@:6}" > "$5" 2>&1) || true
 }
 scratch="$(mktemp -d)"
 git -C "$repo" worktree add --detach -q "$scratch/head" HEAD

@@ -87,8 +87,16 @@ public final class History {
     public record Deadline(String instance, String key, long start, long deadline, long end) {
     }
 
-    /** Fencing tokens the server handed out ({@code first} to {@code last}); only a simulated server tells them. */
-    public record Issued(String key, long first, long last, long at) {
+    /**
+     * Fencing tokens the server handed out ({@code first} to {@code last}) at {@code at}; only a simulated server tells
+     * them. {@code since}: when the call that got them began (a quorum decides a grant over several round trips, and
+     * promises a token above those handed out before the call; one server hands them out at once: {@code at}).
+     */
+    public record Issued(String key, long first, long last, long at, long since) {
+
+        public Issued(String key, long first, long last, long at) {
+            this(key, first, last, at, at);
+        }
     }
 
     private final java.util.function.LongSupplier clock;

@@ -69,12 +69,14 @@ public final class HistoryChecker {
             .forEach(section -> holdings.putIfAbsent(holdingKey(section), section));
         handOffRoots(history.issued(), sections, holdings);
         Map<String, Long> issuedAt = new java.util.HashMap<>();
-        history.issued().forEach(block -> issuedAt.putIfAbsent(block.key() + "|" + block.first(), block.at()));
+        // a quorum's lease begins on its nodes while the call is on its way, before the quorum decided: from the call
+        history.issued().forEach(block -> issuedAt.putIfAbsent(block.key() + "|" + block.first(), block.since()));
         for (List<Section> onKey : byKey.values()) {
             onKey.sort(Comparator.comparingLong(Section::grantedAt));
             overlaps += overlaps(onKey, told, history.faults(), violations, holdings, issuedAt);
             tokensIncrease(onKey, violations, section -> restartedWhileHeld(section.key(),
-                    leaseStart(holdingOf(section, holdings), issuedAt), section.grantedAt() + 1, history.faults()));
+                    leaseStart(holdingOf(section, holdings), issuedAt), section.grantedAt() + 1, history.faults()),
+                    (highest, section) -> countersLost(history.faults(), highest.grantedAt(), section.grantedAt()));
         }
         for (Section section : sections) {
             if (section.reentry() && !section.heldBefore()) {
@@ -83,6 +85,8 @@ public final class HistoryChecker {
             }
             if (!section.accepted() && !isTold(section, told)
                     && !restartedWhileHeld(section.key(), leaseStart(holdingOf(section, holdings), issuedAt),
+                            section.endAt(), history.faults())
+                    && !nodesKeyLostWhileHeld(section.key(), leaseStart(holdingOf(section, holdings), issuedAt),
                             section.endAt(), history.faults())) {
                 violations.add(new Violation(section.endAt(),
                         "S1 the fenced store refused a holder that was never told its lock was lost: " + section));
@@ -183,7 +187,7 @@ public final class HistoryChecker {
      */
     private static boolean keptKeyLost(Section older, Section newer, List<Fault> faults) {
         return newer.grantedAt() >= older.endAt() && faults.stream().anyMatch(fault -> fault.start() < newer.grantedAt()
-                && fault.end() > older.grantedAt() && losesKey(fault, older.key()));
+                && fault.end() > older.grantedAt() && (losesKey(fault, older.key()) || losesNodesKey(fault, older.key())));
     }
 
     /**
@@ -193,7 +197,8 @@ public final class HistoryChecker {
      * persistence loses locks; the fencing token protects the resource).
      */
     private static boolean lostInRestart(String key, long olderLeaseStart, Section newer, List<Fault> faults) {
-        return faults.stream().anyMatch(fault -> losesKey(fault, key) && fault.start() >= olderLeaseStart
+        return faults.stream().anyMatch(fault -> (losesKey(fault, key) || losesNodesKey(fault, key))
+                && fault.start() >= olderLeaseStart
                 && fault.start() < newer.grantedAt());
     }
 
@@ -208,6 +213,20 @@ public final class HistoryChecker {
         return fault.kind().equals("restart-empty") || fault.kind().equals("clock-step")
                 || ((fault.kind().equals("delete-key") || fault.kind().equals("failover-lost"))
                         && fault.target().endsWith(" " + key));
+    }
+
+    /**
+     * A quorum node lost the key without restarting (as by a failover to a replica that missed it: outside the quorum's
+     * model, whose nodes have no replicas): a lock that rested on a bare majority is lost, and its holder learns it
+     * from the next answer, as on one server. Excuses S1 as a lost key does, never S2 (the counters stay).
+     */
+    private static boolean losesNodesKey(Fault fault, String key) {
+        return fault.kind().equals("node-delete-key") && fault.target().endsWith(" " + key);
+    }
+
+    private static boolean nodesKeyLostWhileHeld(String key, long leaseStart, long endAt, List<Fault> faults) {
+        return faults.stream().anyMatch(fault -> losesNodesKey(fault, key) && fault.start() >= leaseStart
+                && fault.start() < endAt);
     }
 
     /**
@@ -231,7 +250,8 @@ public final class HistoryChecker {
      * itself is never excused (its lease starts at its grant).
      */
     private static void tokensIncrease(List<Section> onKey, List<Violation> violations,
-            java.util.function.Predicate<Section> keyLostUnder) {
+            java.util.function.Predicate<Section> keyLostUnder,
+            java.util.function.BiPredicate<Section, Section> countersLostBetween) {
         // a re-entry is not a grant (no new token): S1 judges it with its holding. Readers too: every handle's token is
         // strictly increasing per key (docs/lock-service.md), a reader's above every grant before its call, and a writer's
         // above every reader's before it
@@ -252,7 +272,8 @@ public final class HistoryChecker {
                 continue;
             }
             Section highest = highestSoFar[before];
-            if (section.token() <= highest.token() && highest != section && !keyLostUnder.test(section)) {
+            if (section.token() <= highest.token() && highest != section && !keyLostUnder.test(section)
+                    && !countersLostBetween.test(highest, section)) {
                 violations.add(new Violation(section.grantedAt(), "S2 fencing token did not increase: " + highest
                         + " was granted before the call of " + section + " began"));
             }
@@ -276,29 +297,45 @@ public final class HistoryChecker {
         return found;
     }
 
-    /** S2 at the server: every token block it handed out on a key starts above every token it handed out before. */
+    /**
+     * S2 at the server: every token block it handed out on a key starts above every token it handed out before the call
+     * that got it began (one server: before it; a quorum: before its call, see {@link History.Issued#since}).
+     */
     private static void issuedTokensIncrease(List<History.Issued> issued, List<Fault> faults, List<Violation> violations) {
-        Map<String, History.Issued> highest = new java.util.HashMap<>();
-        for (History.Issued block : issued) {
-            History.Issued previous = highest.get(block.key());
-            History.Issued before = previous;
-            // not a failover: the promoted server's clock is past every token handed out before, so tokens never go
-            // back across it (docs/redis-guarantees.md, the clock rule of fencing tokens)
-            if (previous != null && faults.stream().anyMatch(fault -> losesKey(fault, block.key())
-                    && !fault.kind().equals("failover-lost") && fault.start() >= previous.at() && fault.start() <= block.at())) {
-                // the data was lost in between: the next token rests on the clock alone (documented)
-                before = null;
-                highest.remove(block.key());
+        for (int i = 0; i < issued.size(); i++) {
+            History.Issued block = issued.get(i);
+            // the data lost since (a restart, a key deleted; a quorum node's counters): the next token rests on the
+            // clock alone, or on the counters left (documented); only blocks handed out after the last loss count. Not
+            // a failover: the promoted server's clock is past every token handed out before, so tokens never go back
+            // across it (docs/redis-guarantees.md, the clock rule of fencing tokens)
+            long lostAt = faults.stream().filter(fault -> (losesKey(fault, block.key())
+                    && !fault.kind().equals("failover-lost") || fault.kind().equals("node-restart-empty"))
+                    && fault.start() <= block.at())
+                .mapToLong(Fault::start).max().orElse(Long.MIN_VALUE);
+            History.Issued highest = null;
+            for (int j = 0; j < i; j++) {
+                History.Issued previous = issued.get(j);
+                if (previous.key().equals(block.key()) && previous.at() <= block.since() && previous.at() > lostAt
+                        && (highest == null || previous.last() > highest.last())) {
+                    highest = previous;
+                }
             }
-            if (before != null && block.first() <= before.last()) {
+            if (highest != null && block.first() <= highest.last()) {
                 violations.add(new Violation(block.at(), "S2 the server handed out fencing token " + block.first()
-                        + " on " + block.key() + " at " + History.ms(block.at()) + " ms, not above " + before.last()
-                        + " handed out at " + History.ms(before.at()) + " ms"));
-            }
-            if (before == null || block.last() > before.last()) {
-                highest.put(block.key(), block);
+                        + " on " + block.key() + " at " + History.ms(block.at()) + " ms, not above " + highest.last()
+                        + " handed out at " + History.ms(highest.at()) + " ms"));
             }
         }
+    }
+
+    /**
+     * A quorum node restarted empty between two grants: its fencing counters went with its data, and a token may repeat
+     * if it was the only node two majorities share (documented in docs/quorum.md). The lock itself stays safe (the
+     * restarted node does not count for a lease), so this excuses S2 only, never S1.
+     */
+    private static boolean countersLost(List<Fault> faults, long from, long to) {
+        return faults.stream().anyMatch(fault -> fault.kind().equals("node-restart-empty") && fault.start() >= from
+                && fault.start() <= to);
     }
 
     /** L3: no call still waiting (or returning) later than its deadline and the bound. */

@@ -93,7 +93,7 @@ final class Aims {
                 choices.add(new Explorer.Choice(faults <= 0 ? 0 : shaped == 0 ? 1.5 : renewalWaits ? 6 : 0.3, null,
                         aimed("aim: lose the key while a release lingers", () -> run.nemesis.loseKey(line.key()))));
                 Long since = lingering.get(client);
-                boolean refusalRead = shaped > 0 && since != null && client.instance.connection.said.refusalReadSince(line.key(), since);
+                boolean refusalRead = shaped > 0 && since != null && client.instance.said.refusalReadSince(line.key(), since);
                 for (Client other : run.clients) {
                     if (other.instance == client.instance && other.idle() && !other.instance.closing) {
                         choices.add(new Explorer.Choice(shaped == 0 ? 0.5 : refusalRead ? 10 : 0.3, null,

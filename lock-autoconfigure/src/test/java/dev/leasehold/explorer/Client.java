@@ -42,6 +42,9 @@ final class Client extends Thread {
 
         final SimConnection connection;
 
+        /** The server its engine runs on: its connection, or a quorum over its wires. */
+        dev.leasehold.engine.server.LockServer server;
+
         DefaultLockEngine engine;
 
         /** Its schedulers (they must be shut down and empty after close). */
@@ -62,9 +65,30 @@ final class Client extends Thread {
         /** When a caller first called it with a wait (virtual ns; Long.MIN_VALUE: not yet). */
         volatile long firstWaitAt = Long.MIN_VALUE;
 
+        /** Every connection the explorer drives for it: its one connection, or one per node of a quorum. */
+        final List<SimConnection> wires;
+
+        /** What Redis (a quorum: the quorum's verdicts) told it about its leases, as delivered. */
+        final RedisSaid said;
+
+        /** A quorum run: the quorum's view of each node (told of restarts as the node's Lettuce listener does). */
+        final List<dev.leasehold.engine.quorum.QuorumNode> quorumNodes = new ArrayList<>();
+
+        /** What closes after its engine (a quorum server, as the application context closes it), or nothing. */
+        volatile Runnable afterEngineClose = () -> {
+        };
+
         Instance(String name, SimConnection connection) {
+            this(name, connection, List.of(connection), connection.said);
+        }
+
+        /** @param connection the wire its slowness is set on (a quorum's first node) */
+        Instance(String name, SimConnection connection, List<SimConnection> wires, RedisSaid said) {
             this.name = name;
             this.connection = connection;
+            this.wires = List.copyOf(wires);
+            this.said = said;
+            this.server = connection;
         }
     }
 

@@ -46,7 +46,11 @@ final class Explorer {
 
     final History history;
 
+    /** The server (a quorum run: its first node, which the aims look at). */
     final SimRedis redis;
+
+    /** A quorum run's nodes and node faults; null in a run on one server. */
+    final QuorumRun quorum;
 
     final List<Client.Instance> instances = new ArrayList<>();
 
@@ -96,7 +100,8 @@ final class Explorer {
         world.explorerThread(Thread.currentThread());
         this.history = new History(world::now);
         FairQueue queue = config.fairQueue();
-        this.redis = new SimRedis(world, queue, (channel, message) -> instances
+        this.quorum = config.quorum() ? new QuorumRun(world, random, config, () -> instances) : null;
+        this.redis = quorum != null ? quorum.nodes.get(0) : new SimRedis(world, queue, (channel, message) -> instances
             .forEach(instance -> instance.connection.published(channel)));
         for (int i = 0; i < config.keys(); i++) {
             keys.add("k" + i);
@@ -125,15 +130,17 @@ final class Explorer {
                     // no linger, the default (100 µs), or one long enough for replies and faults to land inside it
                     new Duration[] { Duration.ZERO, Duration.ofNanos(100_000), Duration.ofMillis(20) }[random.nextInt(3)]));
         for (int i = 0; i < config.instances(); i++) {
-            Client.Instance instance = new Client.Instance("i" + i, new SimConnection("i" + i, redis));
+            int serverLanes = world.lanes.size(); // a quorum server's lanes are the instance's too (its prober, its timeouts)
+            Client.Instance instance = quorum != null ? quorum.instance("i" + i, config, queue)
+                    : new Client.Instance("i" + i, new SimConnection("i" + i, redis));
             // slow, as an instance on a loaded machine: its subscription connection's opening, callers at close
             instance.connection.slow.connectNanos = new long[] { 0, 0, 100, 400, 900 }[random.nextInt(5)] * 1_000_000L;
             instance.connection.slow.descheduleAtClose = random.nextBoolean();
             if (config.liveness()) { // a queued waiter's looks answered late (RunConfig#livenessRun)
                 instance.connection.slowLooks(new long[] { 0, 100, 120 }[random.nextInt(3)] * 1_000_000L);
             }
-            int lanesBefore = world.lanes.size();
-            instance.engine = new DefaultLockEngine(instance.connection, settings, observer(instance));
+            int lanesBefore = quorum != null ? serverLanes : world.lanes.size();
+            instance.engine = new DefaultLockEngine(instance.server, settings, observer(instance));
             instance.lanes.addAll(world.lanes.subList(lanesBefore, world.lanes.size()));
             world.alias(instance.engine.instanceId(), instance.name);
             instances.add(instance);
@@ -146,16 +153,17 @@ final class Explorer {
         this.operationsLeft = config.operations();
         this.settler = new Settler(world, clients);
         world.settler(() -> settler.settle(steps));
-        this.nemesis = new Nemesis(world, redis, history, instances, keys, random, config);
+        this.nemesis = new Nemesis(world, redis, history, instances, keys, random, config, quorum);
         this.aims = new Aims(this, random);
         this.watch = new FreeKeyWatch(this);
         this.queueLiveness = new QueueLivenessWatch(this);
         this.stallAims = new StallAims(this);
         this.readerAims = new ReaderAims(this);
-        // the trace of a run without a replica as it was before replicas came (its fingerprint compares across them)
-        world.trace("seed " + seed + ": " + config.toString().replace(", replication=NONE", "") + ", clock weight "
-                + clockWeight + ", fault weight " + faultWeight
-                + ", operation weight " + operationWeight + ", " + settings.handOff());
+        // the trace of a run without a replica or quorum as it was before they came (its fingerprint compares across them)
+        world.trace("seed " + seed + ": " + config.toString().replace(", replication=NONE", "").replace(", nodes=0", "")
+                + ", clock weight " + clockWeight + ", fault weight " + faultWeight
+                + ", operation weight " + operationWeight + ", " + settings.handOff()
+                + (quorum == null ? "" : ", faulty nodes " + quorum.faulty + ", fence retention " + quorum.fenceRetention));
     }
 
     private LockObserver observer(Client.Instance instance) {
@@ -207,7 +215,7 @@ final class Explorer {
             settler.settle(steps);
             // and what is still on its way arrives (Redis runs what was sent before the connection closed)
             while (steps < config.maxSteps() * 3 && (busy() || instances.stream().anyMatch(instance -> !instance.closed
-                    || instance.connection.hasSent() || instance.connection.hasAnswered() || instance.connection.hasPubSub()))) {
+                    || instance.wires.stream().anyMatch(wire -> wire.hasSent() || wire.hasAnswered() || wire.hasPubSub())))) {
                 step(false);
             }
             settler.settle(steps);
@@ -254,7 +262,7 @@ final class Explorer {
             }
             List<VirtualScheduler> watchdog = instance.lanes.stream()
                 .filter(lane -> lane.name.startsWith("leasehold-watchdog")).toList();
-            instance.connection.said.read(refused -> !watchdog.isEmpty() && watchdog.stream()
+            instance.said.read(refused -> !watchdog.isEmpty() && watchdog.stream()
                 .allMatch(lane -> !lane.isShutdown() && lane.runner.idle() && lane.nextAt() - refused.at() > 0), world.now());
         }
     }
@@ -272,8 +280,7 @@ final class Explorer {
             }
         }
         double faults = faultsAllowed ? faultWeight : 0;
-        for (Client.Instance instance : instances) {
-            SimConnection connection = instance.connection;
+        for (SimConnection connection : instances.stream().flatMap(instance -> instance.wires.stream()).toList()) {
             if (connection.slow.anyDescheduled()) {
                 choices.add(new Choice(8, null, connection.slow::resume));
             }
@@ -343,6 +350,9 @@ final class Explorer {
             choices.add(new Choice(0.02 * faults, null, nemesis::restart));
             choices.add(new Choice(0.05 * faults, null, nemesis::cutOff));
             choices.add(new Choice(0.05 * faults, null, nemesis::loseKey)); // a failover, with a replica
+            if (quorum != null) {
+                quorum.aims(choices, faults, history, instances, keys);
+            }
         }
         if (redis.replica != null) {
             redis.replica.add(choices, faults, keys, nemesis);

@@ -111,8 +111,11 @@ class ExplorerTest {
                 break;
             }
         }
+        // the run's shape as this JVM chose it (a seed makes another run without the option)
+        String shape = java.util.stream.Stream.of("explorer.quorum", "explorer.liveness", "explorer.hand-offs")
+            .filter(Boolean::getBoolean).map(option -> " -D" + option + "=true").collect(java.util.stream.Collectors.joining());
         text.append("Replay: ./mvnw -B -pl lock-autoconfigure -am test -Pexplorer"
-                + " -Dexplorer.seed=" + result.seed() + " -Dexplorer.runs=1 -Dexplorer.trace=true\n");
+                + " -Dexplorer.seed=" + result.seed() + " -Dexplorer.runs=1 -Dexplorer.trace=true" + shape + "\n");
         text.append("Sections (grant to close, virtual ms):\n");
         result.sections().forEach(section -> text.append("  ").append(section).append('\n'));
         List<String> trace = result.trace();

@@ -8,7 +8,8 @@ import dev.leasehold.engine.server.LockKeys;
 
 /**
  * The {@link Explorer}'s faults: Redis restarts empty, a connection is cut off for a while, a lock key is lost (with a
- * replica: a failover), the server's clock steps ahead (aimed only: {@link ReaderAims}).
+ * replica: a failover), the server's clock steps ahead (aimed only: {@link ReaderAims}); in a quorum run, on a minority
+ * of the nodes ({@link QuorumRun}).
  */
 final class Nemesis {
 
@@ -26,8 +27,12 @@ final class Nemesis {
 
     private final RunConfig config;
 
+    /** A quorum run's node faults (a minority of the nodes), or null. */
+    private final QuorumRun quorum;
+
     Nemesis(SimWorld world, SimRedis redis, History history, List<Client.Instance> instances, List<String> keys,
-            Random random, RunConfig config) {
+            Random random, RunConfig config, QuorumRun quorum) {
+        this.quorum = quorum;
         this.world = world;
         this.redis = redis;
         this.history = history;
@@ -38,6 +43,10 @@ final class Nemesis {
     }
 
     void restart() {
+        if (quorum != null) {
+            quorum.restart(history, instances);
+            return;
+        }
         world.trace("NEMESIS Redis restarts empty");
         long start = history.now();
         redis.flushAll();
@@ -50,6 +59,10 @@ final class Nemesis {
 
     /** One instance's connection carries nothing for a while (a network partition, a long GC pause of Redis). */
     void cutOff() {
+        if (quorum != null) {
+            quorum.cutOff(history, instances, config);
+            return;
+        }
         Client.Instance instance = instances.get(random.nextInt(instances.size()));
         long nanos = (long) (random.nextDouble() * config.lease().toNanos() * 1.5);
         instance.connection.pausedUntil = world.now() + nanos;
@@ -77,6 +90,10 @@ final class Nemesis {
     void loseKey(String key) {
         if (redis.replica != null) {
             failover();
+            return;
+        }
+        if (quorum != null) {
+            quorum.loseKey(history, key);
             return;
         }
         world.trace("NEMESIS the lock of " + key + " is lost (as by a failover)");

@@ -241,6 +241,7 @@ final class Operations {
             long began = history.now();
             instance.engine.close();
             instance.closeNanos = history.now() - began;
+            instance.afterEngineClose.run();
             instance.closedAt = history.now();
             instance.closed = true;
         });

@@ -34,31 +34,11 @@ final class RunCheck {
             if (!instance.closed) {
                 leftovers.add(instance.name + "'s close() did not return");
             }
-            for (String key : run.keys) {
-                LockKeys names = LockKeys.of("lock:", key);
-                String value = redis.lockValue(names);
-                boolean releaseDropped = value != null && instance.connection.dropped.anyReleaseDropped(value::startsWith);
-                // a release a fault dropped leaves the key taken until its lease runs out: the documented limit
-                if (value != null && instance.connection.tokens.stream().anyMatch(value::startsWith) && !releaseDropped) {
-                    leftovers.add(instance.name + " still holds " + key + " in Redis after close() (" + value + ")");
+            // per node in a quorum run: what its connection to that node left there
+            for (SimConnection wire : instance.wires) {
+                for (String key : run.keys) {
+                    leftovers(instance, wire, key, leftovers);
                 }
-                // a reader's lease too (its release dropped: it runs out on its own, as a writer's)
-                List<String> readersLeft;
-                synchronized (instance.connection) {
-                    readersLeft = redis.liveReaders(names).stream().filter(instance.connection.tokens::contains)
-                        .filter(token -> !instance.connection.dropped.anyReleaseDropped(token::equals)).toList();
-                }
-                readersLeft.forEach(token -> leftovers.add(instance.name + " still holds " + key + " in Redis after close() (reader "
-                            + world.tokenName(token) + ")"));
-                boolean withdrawDropped = instance.connection.dropped.withdrawDropped(key, "|W");
-                // an entry whose withdraw a fault dropped stays until it expires (the engine cannot know it was lost),
-                // and a release may grant the key to it meanwhile
-                if (value != null && value.startsWith("queue-grant:" + instance.engine.instanceId()) && !withdrawDropped) {
-                    leftovers.add(instance.name + " was granted " + key + " by the queue after close() (" + value + ")");
-                }
-                redis.queued(names).stream().filter(member -> member.startsWith(instance.engine.instanceId()))
-                    .filter(member -> !instance.connection.dropped.withdrawDropped(key, member))
-                    .forEach(member -> leftovers.add(instance.name + " still queues for " + key + " after close()"));
             }
             for (VirtualScheduler lane : instance.lanes) {
                 if (!lane.isShutdown() || lane.pending() > 0) {
@@ -66,10 +46,12 @@ final class RunCheck {
                 }
             }
         }
-        redis.failures.forEach(failure -> leftovers.add("the simulated Redis failed (a mistake of the simulation): "
-                + failure));
-        redis.extendedAfterRelease.forEach(renewal -> leftovers.add("a renewal extended a lease after its release ran"
-                + " (the key kept a whole lease for nobody): " + renewal));
+        for (SimRedis server : run.quorum != null ? run.quorum.nodes : List.of(redis)) {
+            server.failures.forEach(failure -> leftovers.add("the simulated Redis failed (a mistake of the simulation): "
+                    + failure));
+            server.extendedAfterRelease.forEach(renewal -> leftovers.add("a renewal extended a lease after its release ran"
+                    + " (the key kept a whole lease for nobody): " + renewal));
+        }
         Thread.getAllStackTraces().keySet().stream()
             .filter(thread -> thread.isAlive() && thread.getName().startsWith("leasehold-"))
             .forEach(thread -> leftovers.add("thread " + thread.getName() + " alive after close()"));
@@ -85,8 +67,10 @@ final class RunCheck {
                         section.endAt(), section.holdNanos(), section.verdict(), section.heldBefore(), false, told));
             }
         }
-        redis.issued.forEach(block -> history.issued(new History.Issued(block.key(), block.first(), block.last(),
-                block.atNanos())));
+        // a quorum's tokens are its verdicts' (the maximum over a majority), not one node's
+        List<SimRedis.Issued> issued = run.quorum != null ? run.quorum.issued : redis.issued;
+        issued.forEach(block -> history.issued(new History.Issued(block.key(), block.first(), block.last(),
+                block.atNanos(), block.sinceNanos())));
         // a call may end one Redis timeout after its deadline (a reply it waits for), plus the coarse tick, plus late timers
         long lateBound = config.redisTimeout().toNanos() + 2 * CoarseTimeouts.TICK_MILLIS * 1_000_000L + 2 * Explorer.TIMER_SLACK_NANOS
                 + 1_000_000L;
@@ -96,10 +80,44 @@ final class RunCheck {
         List<HistoryChecker.Violation> violations = new ArrayList<>(findings.violations());
         ToldChecks.check(run, violations);
         FailoverChecks.check(run, violations);
+        if (run.quorum != null) {
+            run.quorum.validity.check(history.faults(), violations);
+        }
         violations.addAll(run.watch.violations);
         violations.addAll(run.queueLiveness.violations);
         return new Explorer.Result(run.seed, violations, world.trace, history.sections(), run.steps,
                 world.elapsed() / 1_000_000);
+    }
+
+    /** What {@code instance} left on the server at the end of {@code wire} (L2 leftovers). */
+    private static void leftovers(Client.Instance instance, SimConnection wire, String key, List<String> leftovers) {
+        SimRedis redis = wire.redis;
+        SimWorld world = redis.world;
+        String where = instance.wires.size() > 1 ? " on " + wire.name.substring(wire.name.indexOf('/') + 1) : "";
+        LockKeys names = LockKeys.of("lock:", key);
+        String value = redis.lockValue(names);
+        boolean releaseDropped = value != null && wire.dropped.anyReleaseDropped(value::startsWith);
+        // a release a fault dropped leaves the key taken until its lease runs out: the documented limit
+        if (value != null && wire.tokens.stream().anyMatch(value::startsWith) && !releaseDropped) {
+            leftovers.add(instance.name + " still holds " + key + " in Redis" + where + " after close() (" + value + ")");
+        }
+        // a reader's lease too (its release dropped: it runs out on its own, as a writer's)
+        List<String> readersLeft;
+        synchronized (wire) {
+            readersLeft = redis.liveReaders(names).stream().filter(wire.tokens::contains)
+                .filter(token -> !wire.dropped.anyReleaseDropped(token::equals)).toList();
+        }
+        readersLeft.forEach(token -> leftovers.add(instance.name + " still holds " + key + " in Redis" + where + " after close() (reader "
+                    + world.tokenName(token) + ")"));
+        boolean withdrawDropped = wire.dropped.withdrawDropped(key, "|W");
+        // an entry whose withdraw a fault dropped stays until it expires (the engine cannot know it was lost),
+        // and a release may grant the key to it meanwhile
+        if (value != null && value.startsWith("queue-grant:" + instance.engine.instanceId()) && !withdrawDropped) {
+            leftovers.add(instance.name + " was granted " + key + " by the queue after close() (" + value + ")");
+        }
+        redis.queued(names).stream().filter(member -> member.startsWith(instance.engine.instanceId()))
+            .filter(member -> !wire.dropped.withdrawDropped(key, member))
+            .forEach(member -> leftovers.add(instance.name + " still queues for " + key + where + " after close()"));
     }
 
     private static boolean wasLost(LockHandle handle) {

@@ -8,11 +8,12 @@ import dev.leasehold.engine.server.FairQueue;
  * The shape of an {@link Explorer} run. {@code handOffs}: a run shaped for local hand-offs (one instance, three
  * callers on one key, blocking waits long enough to queue, a linger always); {@code liveness}: one shaped for the fair
  * queue's liveness (see {@link #livenessRun}); {@code fairQueue}: the fair queue's timing, the server's and the
- * engines'; {@code replication}: a replica and failovers ({@link SimReplica}), with or without replica acknowledgement.
+ * engines'; {@code replication}: a replica and failovers ({@link SimReplica}), with or without replica acknowledgement;
+ * {@code nodes}: a quorum run's simulated nodes (0: one server).
  */
 record RunConfig(int instances, int clientsPerInstance, int keys, int operations, int maxSteps, boolean faults,
         Duration lease, Duration redisTimeout, FairQueue fairQueue, boolean handOffs, boolean liveness,
-        Replication replication) {
+        Replication replication, int nodes) {
 
     /**
      * The simulated Redis's replication: none; one replica and failovers, without acknowledgement (a failover may
@@ -26,12 +27,12 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
     /** This run with a replica. */
     RunConfig replicated(Replication replication) {
         return new RunConfig(instances, clientsPerInstance, keys, operations, maxSteps, faults, lease, redisTimeout,
-                fairQueue, handOffs, liveness, replication);
+                fairQueue, handOffs, liveness, replication, nodes);
     }
 
     static RunConfig standard() {
         return new RunConfig(2, 2, 1, 24, 6000, true, Duration.ofSeconds(3), Duration.ofMillis(500), FairQueue.DEFAULTS,
-                false, false, Replication.NONE);
+                false, false, Replication.NONE, 0);
     }
 
     /**
@@ -41,7 +42,7 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
     static RunConfig handOffRun() {
         // a lease of 1.5 s: a renewal every 500 ms, so that renewals meet hand-offs and lingers
         return new RunConfig(1, 3, 1, 30, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(500), FairQueue.DEFAULTS,
-                true, false, Replication.NONE);
+                true, false, Replication.NONE, 0);
     }
 
     /**
@@ -57,7 +58,21 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
         FairQueue tightest = new FairQueue(Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofMillis(500), 16);
         // a Redis timeout of 200 ms: a try, the subscription after it and a refresh interval fit in the entry timeout
         return new RunConfig(3, 1, 1, 24, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(200), tightest, false,
-                true, Replication.NONE);
+                true, Replication.NONE, 0);
+    }
+
+    /**
+     * The quorum mode (issue 31 item 2): each instance runs the real quorum server over {@code nodes} simulated nodes
+     * (3, or 5), see {@link QuorumRun}; two instances of two callers on one key, as a standard run, with room for the
+     * steps of every node's commands.
+     */
+    static RunConfig quorumRun(int nodes) {
+        return new RunConfig(2, 2, 1, 24, 15000, true, Duration.ofSeconds(3), Duration.ofMillis(500), FairQueue.DEFAULTS,
+                false, false, Replication.NONE, nodes);
+    }
+
+    boolean quorum() {
+        return nodes > 0;
     }
 
     /**
@@ -69,14 +84,18 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
     }
 
     /**
-     * Every seed with {@code -Dexplorer.liveness=true} is a liveness run, with {@code -Dexplorer.replica-ack=true} a
-     * standard run with replica acknowledgement, with {@code -Dexplorer.failover=true} one with a replica and no
-     * acknowledgement; else every fourth seed (a multiple of 4) is a hand-off run, every seed with
-     * {@code -Dexplorer.hand-offs=true}; every eighth (2 more than a multiple of 8) a liveness run, 5 more a standard run
-     * with replica acknowledgement, 7 more one with a replica and no acknowledgement; the others are the standard runs
-     * they always were.
+     * Every seed with {@code -Dexplorer.quorum=true} is a quorum run (on five nodes one time in four, else three), with
+     * {@code -Dexplorer.liveness=true} a liveness run, with {@code -Dexplorer.replica-ack=true} a standard run with
+     * replica acknowledgement, with {@code -Dexplorer.failover=true} one with a replica and no acknowledgement; else
+     * every eighth seed (6 more than a multiple of 8) is a quorum run, every fourth (a multiple of 4) a hand-off run,
+     * every seed with {@code -Dexplorer.hand-offs=true}; every eighth (2 more than a multiple of 8) a liveness run, 5
+     * more a standard run with replica acknowledgement, 7 more one with a replica and no acknowledgement; the others
+     * are the standard runs they always were.
      */
     static RunConfig forSeed(long seed) {
+        if (Boolean.getBoolean("explorer.quorum") || seed % 8 == 6) {
+            return quorumRun(Math.floorMod(seed / 8, 4) == 3 || Math.floorMod(seed, 8) == 3 ? 5 : 3);
+        }
         if (Boolean.getBoolean("explorer.liveness")) {
             return livenessRun();
         }

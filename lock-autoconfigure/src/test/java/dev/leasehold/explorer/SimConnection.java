@@ -23,7 +23,7 @@ import dev.leasehold.engine.server.QueueTry;
  * Readers (READ mode) take, renew and release shared leases (acquire_shared, renew_shared, release_shared); a watchdog
  * tick renews readers one call each, beside the exclusive batch, as {@code RenewalBatches}. Thread-safe: engine threads call in, the explorer drains.
  */
-final class SimConnection extends SimWire implements LockServer {
+class SimConnection extends SimWire implements LockServer {
 
     /** Owner tokens this connection ever acquired with (the leftovers check after close looks for them). */
     final Set<String> tokens = new HashSet<>();

@@ -13,9 +13,63 @@ final class SimFences {
 
     private final int tokenBlock;
 
+    /**
+     * A quorum node's counting rule (fence.lua's countFence): -1 for the clock rule (one server), 0 for a counter that
+     * never expires, else its retention in ms.
+     */
+    private volatile long countingRetainMs = -1;
+
+    /** The client's clock in µs, the floor of a counted token with a retention (the quorum node server's). */
+    private java.util.function.LongSupplier clientMicros = () -> 0;
+
     SimFences(SimStrings strings, int tokenBlock) {
         this.strings = strings;
         this.tokenBlock = tokenBlock;
+    }
+
+    /** A quorum node: tokens counted on the counter ({@code retainMs} 0: it never expires), no clock. */
+    void counting(long retainMs, java.util.function.LongSupplier clientMicros) {
+        this.countingRetainMs = retainMs;
+        this.clientMicros = clientMicros;
+    }
+
+    boolean counting() {
+        return countingRetainMs >= 0;
+    }
+
+    /** raise_fence.lua: the counter raised to at least {@code target}, never lowered; the counter after the call. */
+    long raise(String fenceKey, long target) {
+        long current = counter(fenceKey);
+        long retainMs = Math.max(0, countingRetainMs);
+        long client = clientMicros.getAsLong();
+        if (current < target) {
+            if (retainMs > 0) {
+                strings.set(fenceKey, Long.toString(target), retainMs + Math.max(0, Math.floorDiv(target - client + 999, 1000)));
+            }
+            else {
+                strings.setPersistent(fenceKey, Long.toString(target));
+            }
+            return target;
+        }
+        if (retainMs > 0) {
+            strings.pexpire(fenceKey, retainMs + Math.max(0, Math.floorDiv(current - client + 999, 1000)));
+        }
+        return current;
+    }
+
+    /** fence.lua's countFence: the counter moves on by a block (with a retention, never below the client's clock). */
+    private long[] countFence(String fenceKey, int blockSize) {
+        long retainMs = countingRetainMs;
+        if (retainMs == 0) {
+            long counted = counter(fenceKey) + blockSize; // INCRBY, then PERSIST
+            strings.setPersistent(fenceKey, Long.toString(counted));
+            return new long[] { counted - blockSize + 1, counted };
+        }
+        long floor = clientMicros.getAsLong();
+        long first = Math.max(counter(fenceKey) + 1, floor);
+        long last = first + blockSize - 1;
+        counterWrite(fenceKey, last, floor, retainMs);
+        return new long[] { first, last };
     }
 
     /** The counter key's value, 0 when absent. */
@@ -41,6 +95,9 @@ final class SimFences {
     /** {@code keepsCounter}: a reader's grant, which has no value of its own and always writes the counter key. */
     long[] grantFence(String fenceKey, long lease, long above, boolean counterAbsent, int blockSize,
             boolean keepsCounter) {
+        if (counting()) {
+            return countFence(fenceKey, blockSize);
+        }
         long now = strings.micros();
         long fence = Math.max(now, above + 1);
         if (!counterAbsent) {

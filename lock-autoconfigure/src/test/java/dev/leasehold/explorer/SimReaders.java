@@ -166,7 +166,7 @@ final class SimReaders {
         if (queueTry.joins()) {
             waitMs = queue.enqueue(keys, member, nowMicros, settings.entryMillis(), waitMs, queueTry == QueueTry.QUEUED);
             // a quiet holder's release would not look at the queue (owner.lua): tell it that someone waits
-            String noisy = held ? SimRedis.noisyValue(strings.get(keys.lock())) : null;
+            String noisy = held ? SimOwners.noisyValue(strings.get(keys.lock())) : null;
             if (noisy != null) {
                 strings.setKeepTtl(keys.lock(), noisy);
             }
@@ -174,7 +174,14 @@ final class SimReaders {
         return Grant.refused(Math.max(1, waitMs));
     }
 
-    /** release_shared.lua ('queued' mode): true when released (1 or 2), false when the token held no read lease. */
+    /** A quorum node's wake-up ('broadcast' mode): the key's channel published; null in 'queued' mode. */
+    private java.util.function.Consumer<LockKeys> broadcast;
+
+    void broadcast(java.util.function.Consumer<LockKeys> publisher) {
+        this.broadcast = publisher;
+    }
+
+    /** release_shared.lua ('queued' mode, or 'broadcast' on a quorum node): true when released (1 or 2), false when the token held no read lease. */
     boolean release(LockKeys keys, String token, long keepMs) {
         long nowMs = strings.micros() / 1000;
         if (keepMs > 0) {
@@ -197,6 +204,10 @@ final class SimReaders {
             return released;
         }
         delete(keys.readers());
+        if (broadcast != null) {
+            broadcast.accept(keys); // a quorum node: the last reader out is published on the key's channel
+            return released;
+        }
         if (!queue.exists(keys.queue()) || strings.get(keys.lock()) != null) {
             return released;
         }

@@ -45,7 +45,12 @@ final class SimRedis {
     private final FairQueue queueSettings;
 
     /** Fencing tokens the server handed out on a key: {@code first} to {@code last} (a grant, or a reserved block). */
-    record Issued(String key, long first, long last, long atNanos) {
+    record Issued(String key, long first, long last, long atNanos, long sinceNanos) {
+
+        /** Handed out at once (one server): the call began where it was handed out. */
+        Issued(String key, long first, long last, long atNanos) {
+            this(key, first, last, atNanos, atNanos);
+        }
     }
 
     /** Owner tokens whose release ran: none of them may hold a key again (a late renewal must not extend it). */
@@ -67,8 +72,20 @@ final class SimRedis {
     /** When a release or a withdraw last ran per key (virtual ns): where {@link FreeKeyWatch} begins to look. */
     final Map<String, Long> releasedAt = new HashMap<>();
 
+    private final BiConsumer<String, String> publish;
+
+    /**
+     * A quorum node (the scripts' 'count' fencing rule and 'broadcast' wake-up, see {@link #quorumNode}): grants take
+     * one token, reservations a block, from a counter; every release is published on the key's channel; no queue.
+     */
+    private volatile boolean broadcast;
+
+    /** INFO server's run_id: a new one after each restart that lost the data. */
+    private int restarts;
+
     SimRedis(SimWorld world, FairQueue queueSettings, BiConsumer<String, String> publish) {
         this.world = world;
+        this.publish = publish;
         this.strings = new SimStrings(world);
         this.fences = new SimFences(strings, queueSettings.tokenBlock());
         this.queue = new SimQueue(strings, queueSettings, publish);
@@ -99,6 +116,26 @@ final class SimRedis {
         strings.dataLostAfterTime();
     }
 
+    /**
+     * Makes this server a quorum node, as the node's scripts run: fencing tokens counted ({@code retainMs} 0: the
+     * counter never expires), releases broadcast; {@code clientMicros}: the quorum client's clock (the floor of a
+     * token with a retention).
+     */
+    void quorumNode(long retainMs, java.util.function.LongSupplier clientMicros) {
+        broadcast = true;
+        fences.counting(retainMs, clientMicros);
+        readers.broadcast(keys -> publish.accept(keys.channel(), "1"));
+    }
+
+    synchronized String runId() {
+        return "run-" + restarts;
+    }
+
+    /** raise_fence.lua */
+    long raiseFence(LockKeys keys, long atLeast) {
+        return fences.raise(keys.fence(), atLeast);
+    }
+
     /** A key's lock and readers lost, as by a failover that lost their writes. */
     void lose(LockKeys keys) {
         strings.dataLostAfterTime();
@@ -108,37 +145,13 @@ final class SimRedis {
 
     /** Redis restarted without persistence. */
     void flushAll() {
+        synchronized (this) {
+            restarts++;
+        }
         strings.dataLostAfterTime();
         strings.clear();
         queue.clear();
         readers.clear();
-    }
-
-    // ---- owner.lua
-
-    private static Long ownersLastFence(String value, String token) {
-        if (value == null || !value.startsWith(token)) {
-            return null;
-        }
-        if (value.length() == token.length()) {
-            return 0L;
-        }
-        if (value.charAt(token.length()) != '@' && value.charAt(token.length()) != '#') {
-            return null;
-        }
-        return Long.parseLong(value.substring(token.length() + 1));
-    }
-
-    /** A quiet grant's value ('token#last'): nobody queued, so its release need not look at the queue. */
-    private static boolean quiet(String value, String token) {
-        return value.length() > token.length() && value.charAt(token.length()) == '#';
-    }
-
-    /** owner.lua's noisyValue: a quiet grant's value in the '@' form, or null. */
-    static String noisyValue(String value) {
-        int at = value == null ? -1 : value.lastIndexOf('#');
-        return at < 0 || !value.substring(at + 1).matches("\\d+") ? null
-                : value.substring(0, at) + "@" + value.substring(at + 1);
     }
 
     // ---- the scripts
@@ -159,6 +172,11 @@ final class SimRedis {
     private Grant acquireExclusive(LockKeys keys, String token, long lease, long writerWaitingMs, String waiterId,
             QueueTry queueTry) {
         boolean joinQueue = queueTry.joins();
+        if (broadcast && strings.get(keys.lock()) == null && !readers.exists(keys.readers())
+                && strings.get(keys.writerWaiting()) == null && !queue.exists(keys.queue())) {
+            // a quorum node's uncontended path: the counter moves on, the value in the '@' form (never quiet)
+            return grant(keys, token, lease, 0, false, false);
+        }
         // a waiter already queued skips the uncontended look (acquire_exclusive.lua): its grant is never quiet
         boolean fastPath = queueTry != QueueTry.QUEUED && strings.get(keys.lock()) == null
                 && !readers.exists(keys.readers()) && strings.get(keys.writerWaiting()) == null
@@ -186,7 +204,7 @@ final class SimRedis {
         if (holder != null) {
             long ttl = strings.pttl(keys.lock());
             Grant refused = refuse(keys, member, queueTry, Math.max(1, ttl < 0 ? lease : ttl), nowMicros);
-            String noisy = joinQueue ? noisyValue(holder) : null;
+            String noisy = joinQueue ? SimOwners.noisyValue(holder) : null;
             if (noisy != null) {
                 strings.setKeepTtl(keys.lock(), noisy);
             }
@@ -217,8 +235,10 @@ final class SimRedis {
     }
 
     private Grant grant(LockKeys keys, String token, long lease, long above, boolean counterUnread, boolean quiet) {
-        long[] granted = fences.grantFence(keys.fence(), lease, above, counterUnread);
-        strings.set(keys.lock(), token + (quiet ? "#" : "@") + granted[1], lease);
+        // a quorum node reserves no block with a grant (its server does not reserve fences): one token
+        long[] granted = broadcast ? fences.grantFence(keys.fence(), lease, above, counterUnread, 1, false)
+                : fences.grantFence(keys.fence(), lease, above, counterUnread);
+        strings.set(keys.lock(), token + (quiet && !broadcast ? "#" : "@") + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         return Grant.granted(granted[0], granted[1]);
     }
@@ -233,13 +253,13 @@ final class SimRedis {
 
     FenceBlock reserveFences(LockKeys keys, String token, long lease) {
         String value = strings.get(keys.lock());
-        Long last = ownersLastFence(value, token);
+        Long last = SimOwners.lastFence(value, token);
         if (last == null) {
             return null;
         }
         // above the holder's last token, which no script lets the counter pass while it holds: no counter read
         long[] granted = fences.grantFence(keys.fence(), lease, last, last > 0);
-        boolean quiet = quiet(value, token); // nobody queued since the grant: it stays quiet, no queue to look at
+        boolean quiet = SimOwners.quiet(value, token); // nobody queued since the grant: it stays quiet, no queue to look at
         strings.set(keys.lock(), token + (quiet ? "#" : "@") + granted[1], lease);
         issued.add(new Issued(keys.logicalKey(), granted[0], granted[1], world.elapsed()));
         // whether anyone is queued (reserve_fences.lua): a dead or expired head only ends the turn early, and the
@@ -256,7 +276,7 @@ final class SimRedis {
             }
             return renewed;
         }
-        if (ownersLastFence(strings.get(keys.lock()), token) != null) {
+        if (SimOwners.lastFence(strings.get(keys.lock()), token) != null) {
             extendedAfterRelease(keys, token);
             strings.pexpire(keys.lock(), lease);
             return true;
@@ -282,7 +302,10 @@ final class SimRedis {
             return done;
         }
         String value = strings.get(keys.lock());
-        Long last = ownersLastFence(value, token);
+        Long last = SimOwners.lastFence(value, token);
+        if (broadcast) {
+            return releaseBroadcast(keys, value, last, token, keepMs);
+        }
         if (last == null) {
             if (value == null && queue.exists(keys.queue())) {
                 // its lease ran out before this release: the queue's head, asleep on that lease, looks again
@@ -290,7 +313,7 @@ final class SimRedis {
             }
             return false;
         }
-        boolean quiet = quiet(value, token);
+        boolean quiet = SimOwners.quiet(value, token);
         released.add(token);
         long nowMicros = strings.micros();
         if (last > 0 && last >= nowMicros) {
@@ -311,6 +334,25 @@ final class SimRedis {
         return true;
     }
 
+    /**
+     * release_exclusive.lua on a quorum node ('broadcast'): the owner's key deleted (or kept for a holdAtLeast) and
+     * every release published on the key's channel; no counter write (the counter holds every token already).
+     */
+    private boolean releaseBroadcast(LockKeys keys, String value, Long last, String token, long keepMs) {
+        if (last == null) {
+            return false;
+        }
+        released.add(token);
+        if (keepMs > 0) {
+            strings.set(keys.lock(), "released:" + value, keepMs);
+        }
+        else {
+            strings.remove(keys.lock());
+        }
+        publish.accept(keys.channel(), "1");
+        return true;
+    }
+
     boolean withdraw(LockKeys keys, String waiterId) {
         releasedAt.put(keys.logicalKey(), world.now());
         boolean took = false;
@@ -318,6 +360,9 @@ final class SimRedis {
         if (waiterId.equals(strings.get(keys.writerWaiting()))) {
             strings.remove(keys.writerWaiting());
             took = true;
+            if (broadcast) {
+                publish.accept(keys.channel(), "1"); // wakes the readers the marker held back
+            }
         }
         if (SimQueue.grantAbove(strings.get(keys.lock()), waiterId + "|W") >= 0) {
             strings.remove(keys.lock());
@@ -348,7 +393,7 @@ final class SimRedis {
      */
     Grant look(LockKeys keys, String member) {
         String value = strings.get(keys.lock());
-        if (value == null || value.startsWith("queue-grant:" + member) || noisyValue(value) != null) {
+        if (value == null || value.startsWith("queue-grant:" + member) || SimOwners.noisyValue(value) != null) {
             return null;
         }
         int rank = queue.rank(keys.queue(), member);

@@ -11,7 +11,7 @@ import java.util.Map;
 final class SimStrings {
 
     /** The server's clock in µs: the virtual clock on an epoch far from 0, as TIME answers. */
-    private static final long EPOCH_MICROS = 1_790_000_000_000_000L;
+    static final long EPOCH_MICROS = 1_790_000_000_000_000L;
 
     private record Value(String text, long expiresAtMicros) {
     }
@@ -59,6 +59,11 @@ final class SimStrings {
 
     void set(String key, String text, long px) {
         strings.put(key, new Value(text, micros() + px * 1000));
+    }
+
+    /** SET without an expiry (or PERSIST after it): the key lives until it is removed or the data is lost. */
+    void setPersistent(String key, String text) {
+        strings.put(key, new Value(text, Long.MAX_VALUE));
     }
 
     /** SET KEEPTTL: a new value, the expiry the key had (the key must be there: read it first). */

@@ -41,7 +41,7 @@ final class ToldChecks {
         // what Redis said is timed on the virtual clock; the history counts from the run's start
         long origin = run.world.now() - run.history.now();
         List<Told> told = run.instances.stream()
-            .map(instance -> new Told(instance.name, instance.connection.said, instance.closingAt)).toList();
+            .map(instance -> new Told(instance.name, instance.said, instance.closingAt)).toList();
         check(run.history, told, run.config.redisTimeout().toNanos(), origin, violations);
         releasedAfterAnotherGrant(run.history, told, origin, violations);
     }
