@@ -2,14 +2,12 @@ package dev.leasehold.explorer;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 
 import dev.leasehold.LockMode;
+import dev.leasehold.engine.ForwardingLockServer;
 import dev.leasehold.engine.quorum.QuorumLockServer;
 import dev.leasehold.engine.server.Grant;
-import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.server.LockKeys;
-import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.QueueTry;
 
 /**
@@ -18,9 +16,10 @@ import dev.leasehold.engine.server.QueueTry;
  * confirms), so what the checks read of Redis's word is recorded here, as delivered by the quorum: the fencing tokens
  * its grants and reservations handed out ({@code issued}, one list for every instance of the run, in the
  * order the quorum decided them, each with when its call began: the server-side S2 of a quorum) and the renewals and reservations it answered ({@link RedisSaid}).
- * Every call returns the quorum server's own future (its take-back knows its own acquires by their type).
+ * Every call returns the quorum server's own future (its take-back knows its own acquires by their type); the steps
+ * it does not record are forwarded as they are ({@link ForwardingLockServer}).
  */
-final class QuorumTap implements LockServer {
+final class QuorumTap extends ForwardingLockServer {
 
     private final QuorumLockServer quorum;
 
@@ -36,6 +35,7 @@ final class QuorumTap implements LockServer {
 
     QuorumTap(QuorumLockServer quorum, SimWorld world, List<SimRedis.Issued> issued, String instance,
             QuorumValidity validity) {
+        super(quorum);
         this.quorum = quorum;
         this.world = world;
         this.issued = issued;
@@ -83,16 +83,6 @@ final class QuorumTap implements LockServer {
     public void takeBack(CompletableFuture<Grant> acquire, LockKeys keys, LockMode mode, String token) {
         validity.ended(token, world.elapsed());
         quorum.takeBack(acquire, keys, mode, token);
-    }
-
-    @Override
-    public boolean queuesWaiters() {
-        return quorum.queuesWaiters();
-    }
-
-    @Override
-    public boolean reservesFences() {
-        return quorum.reservesFences();
     }
 
     @Override
@@ -160,75 +150,5 @@ final class QuorumTap implements LockServer {
             }
         });
         return reply;
-    }
-
-    @Override
-    public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
-        return quorum.withdraw(keys, waiterId);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> isLocked(LockKeys keys) {
-        return quorum.isLocked(keys);
-    }
-
-    @Override
-    public void onRelease(Consumer<String> channelListener) {
-        quorum.onRelease(channelListener);
-    }
-
-    @Override
-    public void onSubscriptionLost(Runnable listener) {
-        quorum.onSubscriptionLost(listener);
-    }
-
-    @Override
-    public void prepareSubscriptions() {
-        quorum.prepareSubscriptions();
-    }
-
-    @Override
-    public CompletableFuture<Void> subscribe(String channel) {
-        return quorum.subscribe(channel);
-    }
-
-    @Override
-    public CompletableFuture<Void> unsubscribe(String channel) {
-        return quorum.unsubscribe(channel);
-    }
-
-    @Override
-    public long validMillis(long leaseMillis) {
-        return quorum.validMillis(leaseMillis);
-    }
-
-    @Override
-    public CompletableFuture<KeyState> inspect(LockKeys keys) {
-        return quorum.inspect(keys);
-    }
-
-    @Override
-    public boolean queueLiveness() {
-        return quorum.queueLiveness();
-    }
-
-    @Override
-    public CompletableFuture<Grant> lookWhileQueued(LockKeys keys, String waiterId) {
-        return quorum.lookWhileQueued(keys, waiterId);
-    }
-
-    @Override
-    public CompletableFuture<Void> keepAlive(String livenessKey, long millis) {
-        return quorum.keepAlive(livenessKey, millis);
-    }
-
-    @Override
-    public CompletableFuture<Void> ping() {
-        return quorum.ping();
-    }
-
-    @Override
-    public void close() {
-        quorum.close();
     }
 }

@@ -200,7 +200,7 @@ final class Acquisition {
             return;
         }
         if (releases.lapsed()) {
-            then(until(releases.subscribe(), confirmationWait()), this::sendTry);
+            then(until(releases.subscribe(), context.replyWaitNanos(deadline)), this::sendTry);
             return;
         }
         sendTry();
@@ -285,7 +285,7 @@ final class Acquisition {
         }
         Grant refused = grant;
         if (!releases.registered()) {
-            then(until(releases.subscribe(), confirmationWait()), () -> {
+            then(until(releases.subscribe(), context.replyWaitNanos(deadline)), () -> {
                 if (!releases.coversLastTry()) {
                     // newly subscribed: a release between the try and the subscription was not seen, so try again
                     attempt();
@@ -298,11 +298,6 @@ final class Acquisition {
             return;
         }
         sleep(refused);
-    }
-
-    /** The subscription's confirmation is awaited at most the Redis timeout, and never past the deadline. */
-    private long confirmationWait() {
-        return Math.min(context.settings.redisTimeout().toNanos(), deadline - EngineClock.nanoTime());
     }
 
     private void sleep(Grant refused) {

@@ -138,9 +138,7 @@ final class BetweenTries {
             answer = CompletableFuture.failedFuture(ex);
         }
         CompletableFuture<@Nullable Grant> sent = answer;
-        // never past the deadline: the last try follows, and it may take a whole Redis timeout of its own
-        long replyNanos = Math.min(context.settings.redisTimeout().toNanos(), Math.max(0, deadline - EngineClock.nanoTime()));
-        waits.then(waits.untilReply(sent, replyNanos), () -> {
+        waits.then(waits.untilReply(sent, context.replyWaitNanos(deadline)), () -> {
             Grant refused = sent.isDone() && !sent.isCompletedExceptionally() ? sent.join() : null;
             if (refused == null || stopping.getAsBoolean() || deadline - EngineClock.nanoTime() <= 0) {
                 tryAgain.run();

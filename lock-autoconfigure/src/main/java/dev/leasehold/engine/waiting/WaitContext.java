@@ -137,6 +137,14 @@ final class WaitContext {
         scheduleHeartbeat(settings.fairQueue().refreshInterval().toNanos());
     }
 
+    /**
+     * How long a reply that does not decide the wait (a subscription's confirmation, a queued waiter's look) is
+     * awaited: the Redis timeout, never past the wait's deadline, where the last try follows with a timeout of its own.
+     */
+    long replyWaitNanos(long deadline) {
+        return Math.min(settings.redisTimeout().toNanos(), Math.max(0, deadline - EngineClock.nanoTime()));
+    }
+
     /** Takes back whatever the acquire may have granted, once its reply came (or failed). */
     void takeBackAfter(CompletableFuture<Grant> reply, LockKeys keys, LockMode mode, String token) {
         try {
