@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.locks.LockSupport;
 
-import dev.leasehold.campaign.History;
 import dev.leasehold.engine.holding.Holdings;
 import dev.leasehold.engine.key.HeldLock;
 import dev.leasehold.engine.key.KeyLine;
@@ -108,7 +107,6 @@ final class Aims {
             }
         }
         if (faults > 0) {
-            lookAcrossDeadline(choices);
             handOffAhead(choices, 0.05 + 0.25 * shaped);
             if (shaped > 0) {
                 renewalOnItsWay(choices);
@@ -139,35 +137,6 @@ final class Aims {
                         client.interruptNow();
                     })));
                 }
-            }
-        }
-    }
-
-    /**
-     * LOOK2: a queued waiter's look on its way while the deadline of a wait of its instance comes within a Redis
-     * timeout: the connection cut off for longer, so that the look's answer would come only past the deadline.
-     */
-    private void lookAcrossDeadline(List<Explorer.Choice> choices) {
-        long now = run.history.now();
-        long timeout = run.config.redisTimeout().toNanos();
-        for (Client.Instance instance : run.instances) {
-            if (instance.closing || !instance.connection.lookOnItsWay()
-                    || instance.connection.pausedUntil - run.world.now() > 0) {
-                continue;
-            }
-            boolean deadlineNear;
-            synchronized (run.operations) {
-                deadlineNear = java.util.stream.Stream.concat(
-                        run.operations.pending.stream().filter(waiting -> waiting.instance() == instance)
-                            .map(Operations.Pending::deadline),
-                        run.operations.blockingWaits.stream().filter(wait -> wait.instance().equals(instance.name))
-                            .map(History.Deadline::deadline))
-                    .anyMatch(deadline -> deadline > now && deadline - now < timeout);
-            }
-            if (deadlineNear) {
-                choices.add(new Explorer.Choice(1, null, aimed("aim: cut off a look's connection near its caller's deadline",
-                        () -> run.nemesis.cutOff(instance, timeout + timeout / 2))));
-                return;
             }
         }
     }

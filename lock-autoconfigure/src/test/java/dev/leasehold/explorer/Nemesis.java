@@ -64,11 +64,7 @@ final class Nemesis {
             return;
         }
         Client.Instance instance = instances.get(random.nextInt(instances.size()));
-        cutOff(instance, (long) (random.nextDouble() * config.lease().toNanos() * 1.5));
-    }
-
-    /** The instance's connection carries nothing for {@code nanos}. */
-    void cutOff(Client.Instance instance, long nanos) {
+        long nanos = (long) (random.nextDouble() * config.lease().toNanos() * 1.5);
         instance.connection.pausedUntil = world.now() + nanos;
         world.trace(String.format(java.util.Locale.ROOT, "NEMESIS %s's connection is cut off for %.1f ms", instance.name,
                 nanos / 1e6));

@@ -217,11 +217,6 @@ abstract class SimWire {
         return null;
     }
 
-    /** Whether a queued waiter's look was sent and has not reached Redis yet. */
-    synchronized boolean lookOnItsWay() {
-        return sent.stream().anyMatch(step -> step.what.contains(" look "));
-    }
-
     synchronized boolean renewalFirst() {
         return !sent.isEmpty() && overtakable(sent.peek());
     }
