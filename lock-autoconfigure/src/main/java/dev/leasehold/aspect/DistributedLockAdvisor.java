@@ -12,7 +12,6 @@ import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.core.annotation.AnnotationUtils;
 
 /**
  * Applies {@link DistributedLockInterceptor} to the methods of Spring beans that carry
@@ -40,7 +39,7 @@ public class DistributedLockAdvisor extends AbstractPointcutAdvisor {
                 return attributes.getAttribute(method, targetClass) != null;
             }
         };
-        this.pointcut.setClassFilter(type -> AnnotationUtils.isCandidateClass(type, DistributedLock.class));
+        this.pointcut.setClassFilter(LockedClasses::mayHaveLockedMethods);
         setOrder(order);
     }
 

@@ -19,7 +19,6 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.MethodIntrospector;
-import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -50,7 +49,7 @@ public class DistributedLockMethodValidator implements BeanPostProcessor, BeanFa
     @Override
     public Object postProcessBeforeInitialization(Object bean, String beanName) {
         Class<?> userClass = ClassUtils.getUserClass(AopUtils.getTargetClass(bean));
-        if (validClasses.contains(userClass) || !AnnotationUtils.isCandidateClass(userClass, DistributedLock.class)) {
+        if (validClasses.contains(userClass) || !LockedClasses.mayHaveLockedMethods(userClass)) {
             return bean;
         }
         Map<Method, DistributedLock> annotated = MethodIntrospector.selectMethods(userClass,
