@@ -53,6 +53,9 @@ final class Explorer {
     /** A quorum run's nodes and node faults; null in a run on one server. */
     final QuorumRun quorum;
 
+    /** A Cluster run's masters, slots and migration ({@link ClusterRun}); null in a run on one server. */
+    final ClusterRun cluster;
+
     final List<Client.Instance> instances = new ArrayList<>();
 
     final List<Client> clients = new ArrayList<>();
@@ -107,9 +110,15 @@ final class Explorer {
         this.quorum = config.quorum() ? new QuorumRun(world, random, config, () -> instances) : null;
         this.redis = quorum != null ? quorum.nodes.get(0) : new SimRedis(world, queue, (channel, message) -> instances
             .forEach(instance -> instance.connection.published(channel)));
-        for (int i = 0; i < config.keys(); i++) {
-            keys.add("k" + i);
+        if (config.cluster()) {
+            keys.addAll(ClusterRun.keys(config.keys(), config.masters())); // three in one slot, one elsewhere
         }
+        else {
+            for (int i = 0; i < config.keys(); i++) {
+                keys.add("k" + i);
+            }
+        }
+        this.cluster = config.cluster() ? new ClusterRun(world, random, history, redis, keys, config.masters()) : null;
         if (config.replication() != RunConfig.Replication.NONE) {
             redis.replica = new SimReplica(redis, world, random, config.replication() == RunConfig.Replication.ACKNOWLEDGED);
         }
@@ -136,7 +145,8 @@ final class Explorer {
         for (int i = 0; i < config.instances(); i++) {
             int serverLanes = world.lanes.size(); // a quorum server's lanes are the instance's too (its prober, its timeouts)
             Client.Instance instance = quorum != null ? quorum.instance("i" + i, config, queue)
-                    : new Client.Instance("i" + i, new SimConnection("i" + i, redis));
+                    : new Client.Instance("i" + i, cluster != null ? cluster.connection("i" + i, redis)
+                            : new SimConnection("i" + i, redis));
             // slow, as an instance on a loaded machine: its subscription connection's opening, callers at close
             instance.connection.slow.connectNanos = new long[] { 0, 0, 100, 400, 900 }[random.nextInt(5)] * 1_000_000L;
             instance.connection.slow.descheduleAtClose = random.nextBoolean();
@@ -166,9 +176,11 @@ final class Explorer {
         this.picker = new StepPicker(this);
         // the trace of a run without a replica or quorum as it was before they came (its fingerprint compares across them)
         world.trace("seed " + seed + ": " + config.toString().replace(", replication=NONE", "").replace(", nodes=0", "")
+                .replace(", masters=0", "")
                 + ", clock weight " + clockWeight + ", fault weight " + faultWeight
                 + ", operation weight " + operationWeight + ", " + settings.handOff()
-                + (quorum == null ? "" : ", faulty nodes " + quorum.faulty + ", fence retention " + quorum.fenceRetention));
+                + (quorum == null ? "" : ", faulty nodes " + quorum.faulty + ", fence retention " + quorum.fenceRetention)
+                + (cluster == null ? "" : ", " + cluster.describe()));
     }
 
     private LockObserver observer(Client.Instance instance) {

@@ -160,6 +160,11 @@ abstract class SimWire {
         return null;
     }
 
+    /** Whether a step sent and not yet run is one {@code what} (its trace text) says. */
+    synchronized boolean anySent(java.util.function.Predicate<String> what) {
+        return sent.stream().anyMatch(step -> what.test(step.what));
+    }
+
     synchronized boolean renewalFirst() {
         return !sent.isEmpty() && overtakable(sent.peek());
     }

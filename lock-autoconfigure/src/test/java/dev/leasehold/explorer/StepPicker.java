@@ -120,6 +120,9 @@ final class StepPicker {
             if (run.quorum != null) {
                 run.quorum.aims(choices, faults, run.history, run.instances, run.keys);
             }
+            if (run.cluster != null) {
+                run.cluster.add(choices); // a slot's migration, key by key (no fault: it goes on in any run)
+            }
         }
         if (run.redis.replica != null) {
             run.redis.replica.add(choices, faults, run.keys, run.nemesis);
