@@ -119,8 +119,8 @@ final class ClusterRun {
      */
     void add(List<Explorer.Choice> choices) {
         int slot = sharedSlot();
-        boolean nodeCallOnItsWay = connections.stream().anyMatch(connection -> connection.anySent(
-                what -> what.contains(" renew-node ")));
+        boolean nodeCallOnItsWay = connections.stream().anyMatch(connection -> world.now() - connection.pausedUntil >= 0
+                && connection.anySent(what -> what.contains(" renew-node ")));
         double weight = nodeCallOnItsWay ? 2 : world.now() - nextStepAt >= 0 ? 0.5 : 0;
         if (!cluster.migrating()) {
             // aimed: a migration starts while the slot holds two locks or more (renewed in one batch, where it is one

@@ -147,7 +147,7 @@ final class OperationMix {
      * across many ticks; closes come less often than in a standard run.
      */
     private String startForCluster(Client client, List<Section> mine, int choice) {
-        if (mine.isEmpty() || mine.size() < 3 && choice < 70) {
+        if (mine.isEmpty() || mine.size() < 3 && choice < 85) {
             LockMode mode = random.nextInt(8) == 0 ? LockMode.READ : random.nextBoolean() ? LockMode.WRITE : LockMode.EXCLUSIVE;
             Duration wait = new Duration[] { Duration.ZERO, Duration.ofMillis(20), Duration.ofMillis(300),
                     Duration.ofSeconds(2) }[random.nextInt(4)];

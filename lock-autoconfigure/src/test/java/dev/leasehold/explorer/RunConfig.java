@@ -82,7 +82,7 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
      * batches (a lease of 1.5 s: a tick every 500 ms); {@code masters} 2 or 3.
      */
     static RunConfig clusterRun(int masters) {
-        return new RunConfig(2, 3, 6, 30, 9000, true, Duration.ofMillis(1500), Duration.ofMillis(500), FairQueue.DEFAULTS,
+        return new RunConfig(2, 3, 6, 40, 9000, true, Duration.ofMillis(1500), Duration.ofMillis(500), FairQueue.DEFAULTS,
                 false, false, Replication.NONE, 0, masters);
     }
 
