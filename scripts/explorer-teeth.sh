@@ -5,7 +5,9 @@
 # RD* readers, against ff96e5d's; RA* replica acknowledgement, against 8abfa29 (wave 11's replica explorer), each in the
 # production code and in the explorer's copy of its rule, ReplicaAcks: the explorer runs the engine above the LockServer
 # seam, run with EXPLORER_OPTS=-Dexplorer.replica-ack=true; QR* the quorum rounds, against wave11-quorum-explorer's, run
-# with EXPLORER_OPTS=-Dexplorer.quorum=true; LOOK2 against 49bd022's)
+# with EXPLORER_OPTS=-Dexplorer.quorum=true; LOOK2 against 49bd022's; CL* a Cluster slot's migration, issue 31's
+# defect 5, against wave12-cluster-explorer's, in the production code and in the explorer's mirror of the script,
+# SimCluster, run with EXPLORER_OPTS=-Dexplorer.cluster=true)
 # in a scratch git worktree of HEAD, and the explorer runs on it for up to LIMIT seconds (default 300). A violation
 # counts only if the same seed passes on HEAD without the patch (a run that fails there too is a finding of its own,
 # listed, and the search goes on from the next seed). Prints, per defect: found or not, after how long, the rule.

@@ -20,7 +20,8 @@ import dev.leasehold.engine.server.FairQueue;
  * of a connection (or it never arrives), a reply comes back (or is lost), a release message arrives, a caller starts
  * an operation, a waiting caller is interrupted or cancels, the clock moves (never past a due timer), Redis restarts
  * empty or loses a key. Callers run on their own threads; after each step the explorer waits until every caller is
- * blocked or idle, so the same seed makes the same run. The history goes to the campaign's {@link HistoryChecker}.
+ * blocked or idle, so the same seed makes the same run ({@link StepPicker} makes each step). The history goes to the
+ * campaign's {@link HistoryChecker}.
  */
 final class Explorer {
 
@@ -52,6 +53,9 @@ final class Explorer {
     /** A quorum run's nodes and node faults; null in a run on one server. */
     final QuorumRun quorum;
 
+    /** A Cluster run's masters, slots and migration ({@link ClusterRun}); null in a run on one server. */
+    final ClusterRun cluster;
+
     final List<Client.Instance> instances = new ArrayList<>();
 
     final List<Client> clients = new ArrayList<>();
@@ -59,38 +63,41 @@ final class Explorer {
     final Operations operations;
 
     /** Which operation an idle caller does next. */
-    private final OperationMix mix;
+    final OperationMix mix;
 
     final List<String> keys = new ArrayList<>();
 
     /** This run's pace: how eagerly the clock moves while replies are on their way (timeouts), and faults. */
-    private final double clockWeight;
+    final double clockWeight;
 
-    private final double faultWeight;
+    final double faultWeight;
 
     /** How eagerly callers start operations: slow runs let leases, renewals and queue timeouts play out between them. */
-    private final double operationWeight;
+    final double operationWeight;
 
     int steps;
 
     /** How late a scheduler's task may run after its due time. */
     static final long TIMER_SLACK_NANOS = 20_000_000L;
 
-    private int operationsLeft;
+    int operationsLeft;
 
-    private final Settler settler;
+    final Settler settler;
 
     final Nemesis nemesis;
 
-    private final Aims aims;
+    final Aims aims;
 
     final FreeKeyWatch watch;
 
     final QueueLivenessWatch queueLiveness;
 
-    private final StallAims stallAims;
+    final StallAims stallAims;
 
-    private final ReaderAims readerAims;
+    final ReaderAims readerAims;
+
+    /** Lists what may happen next at each step and picks one. */
+    private final StepPicker picker;
 
     private Explorer(long seed, RunConfig config) {
         this.seed = seed;
@@ -103,9 +110,15 @@ final class Explorer {
         this.quorum = config.quorum() ? new QuorumRun(world, random, config, () -> instances) : null;
         this.redis = quorum != null ? quorum.nodes.get(0) : new SimRedis(world, queue, (channel, message) -> instances
             .forEach(instance -> instance.connection.published(channel)));
-        for (int i = 0; i < config.keys(); i++) {
-            keys.add("k" + i);
+        if (config.cluster()) {
+            keys.addAll(ClusterRun.keys(config.keys(), config.masters())); // three in one slot, one elsewhere
         }
+        else {
+            for (int i = 0; i < config.keys(); i++) {
+                keys.add("k" + i);
+            }
+        }
+        this.cluster = config.cluster() ? new ClusterRun(world, random, history, redis, keys, config.masters()) : null;
         if (config.replication() != RunConfig.Replication.NONE) {
             redis.replica = new SimReplica(redis, world, random, config.replication() == RunConfig.Replication.ACKNOWLEDGED);
         }
@@ -116,7 +129,9 @@ final class Explorer {
         this.faultWeight = !config.faults() ? 0 : config.handOffs() || redis.replica != null
                 ? new double[] { 0.2, 1 }[random.nextInt(2)]
                 : new double[] { 0, 0.2, 1 }[random.nextInt(3)];
-        this.operationWeight = new double[] { 3, 0.3, 0.03 }[random.nextInt(3)];
+        // a Cluster run's callers never all act at once: locks are held across ticks, whose renewals meet the migration
+        this.operationWeight = (config.cluster() ? new double[] { 0.3, 0.1, 0.03 } : new double[] { 3, 0.3, 0.03 })
+            [random.nextInt(3)];
         LockEngineSettings settings = LockEngineSettings.defaults()
             .withLeaseTime(config.lease())
             .withRedisTimeout(config.redisTimeout())
@@ -132,7 +147,8 @@ final class Explorer {
         for (int i = 0; i < config.instances(); i++) {
             int serverLanes = world.lanes.size(); // a quorum server's lanes are the instance's too (its prober, its timeouts)
             Client.Instance instance = quorum != null ? quorum.instance("i" + i, config, queue)
-                    : new Client.Instance("i" + i, new SimConnection("i" + i, redis));
+                    : new Client.Instance("i" + i, cluster != null ? cluster.connection("i" + i, redis)
+                            : new SimConnection("i" + i, redis));
             // slow, as an instance on a loaded machine: its subscription connection's opening, callers at close
             instance.connection.slow.connectNanos = new long[] { 0, 0, 100, 400, 900 }[random.nextInt(5)] * 1_000_000L;
             instance.connection.slow.descheduleAtClose = random.nextBoolean();
@@ -159,11 +175,14 @@ final class Explorer {
         this.queueLiveness = new QueueLivenessWatch(this);
         this.stallAims = new StallAims(this);
         this.readerAims = new ReaderAims(this);
+        this.picker = new StepPicker(this);
         // the trace of a run without a replica or quorum as it was before they came (its fingerprint compares across them)
         world.trace("seed " + seed + ": " + config.toString().replace(", replication=NONE", "").replace(", nodes=0", "")
+                .replace(", masters=0", "")
                 + ", clock weight " + clockWeight + ", fault weight " + faultWeight
                 + ", operation weight " + operationWeight + ", " + settings.handOff()
-                + (quorum == null ? "" : ", faulty nodes " + quorum.faulty + ", fence retention " + quorum.fenceRetention));
+                + (quorum == null ? "" : ", faulty nodes " + quorum.faulty + ", fence retention " + quorum.fenceRetention)
+                + (cluster == null ? "" : ", " + cluster.describe()));
     }
 
     private LockObserver observer(Client.Instance instance) {
@@ -195,13 +214,13 @@ final class Explorer {
             settler.settle(steps); // the callers' threads start
             // callers work, faults happen
             while (steps < config.maxSteps() && (operationsLeft > 0 || busy())) {
-                step(true);
+                picker.step(true);
             }
             // every caller closes what it holds, then every engine closes
             faultsOver();
             while (steps < config.maxSteps() * 2 && (busy() || !operations.open.isEmpty())) {
                 closeOne();
-                step(false);
+                picker.step(false);
             }
             for (Client.Instance instance : instances) {
                 if (!instance.closing) {
@@ -216,7 +235,7 @@ final class Explorer {
             // and what is still on its way arrives (Redis runs what was sent before the connection closed)
             while (steps < config.maxSteps() * 3 && (busy() || instances.stream().anyMatch(instance -> !instance.closed
                     || instance.wires.stream().anyMatch(wire -> wire.hasSent() || wire.hasAnswered() || wire.hasPubSub())))) {
-                step(false);
+                picker.step(false);
             }
             settler.settle(steps);
         }
@@ -251,164 +270,6 @@ final class Explorer {
                     return;
                 }
             }
-        }
-    }
-
-    /** Marks the refused renewals each instance's watchdog is done reading (see {@link ToldChecks}). */
-    private void refusalsRead() {
-        for (Client.Instance instance : instances) {
-            if (instance.closing) {
-                continue;
-            }
-            List<VirtualScheduler> watchdog = instance.lanes.stream()
-                .filter(lane -> lane.name.startsWith("leasehold-watchdog")).toList();
-            instance.said.read(refused -> !watchdog.isEmpty() && watchdog.stream()
-                .allMatch(lane -> !lane.isShutdown() && lane.runner.idle() && lane.nextAt() - refused.at() > 0), world.now());
-        }
-    }
-
-    /** One step, from a settled state to a settled state (see {@link #settledTick}). */
-    private void step(boolean faultsAllowed) {
-        refusalsRead();
-        aims.observe();
-        watch.look();
-        queueLiveness.look();
-        List<Choice> choices = new ArrayList<>();
-        for (VirtualScheduler lane : world.lanes) {
-            if (lane.due() != null) {
-                choices.add(new Choice(10, "", lane::runHead)); // traced by the lane's thread as it takes it
-            }
-        }
-        double faults = faultsAllowed ? faultWeight : 0;
-        for (SimConnection connection : instances.stream().flatMap(instance -> instance.wires.stream()).toList()) {
-            if (connection.slow.anyDescheduled()) {
-                choices.add(new Choice(8, null, connection.slow::resume));
-            }
-            if (world.now() - connection.pausedUntil < 0) {
-                continue; // the connection is cut off for now: nothing goes through it
-            }
-            if (connection.hasSent()) {
-                // a renewal at the head waits longer: what callers send meanwhile may reach Redis first (in a hand-off
-                // run longer still: a close, a linger and a lost key may come before Redis refuses it)
-                choices.add(new Choice(connection.renewalFirst() ? config.handOffs() ? 0.5 : 2 : 8, null,
-                        () -> connection.runNext(false)));
-                if (connection.renewalAhead()) {
-                    choices.add(new Choice(2, null, connection::runPastRenewal));
-                }
-                choices.add(new Choice(0.2 * faults, null, () -> connection.runNext(true)));
-            }
-            if (connection.hasAnswered()) {
-                choices.add(new Choice(8, null, () -> connection.answerNext(false)));
-                choices.add(new Choice(0.2 * faults, null, () -> connection.answerNext(true)));
-            }
-            if (connection.pubSubReady()) {
-                choices.add(new Choice(6, null, () -> connection.pubSubNext(random.nextBoolean())));
-            }
-        }
-        if (faultsAllowed && operationsLeft > 0) {
-            for (Client client : clients) {
-                if (client.idle() && !client.instance.closing) {
-                    choices.add(new Choice(operationWeight, null, () -> {
-                        operationsLeft--;
-                        if (random.nextInt(60) == 0 && instances.stream().filter(each -> !each.closing).count() > 1) {
-                            operations.closeEngine(client);
-                        }
-                        else {
-                            mix.start(client);
-                        }
-                    }));
-                }
-            }
-        }
-        if (faultsAllowed) {
-            // waits stopped at random (RunConfig#stops)
-            double stops = config.stops();
-            for (Client client : clients) {
-                String doing = client.doing;
-                if (!client.idle() && !client.interruptAimed() && !client.instance.connection.slow.descheduled(client)
-                        && (doing.contains(" tryLock ") || doing.contains(" re-enter "))) {
-                    choices.add(new Choice(stops, null, () -> {
-                        world.trace("interrupt " + client.getName() + " (" + doing + ")");
-                        client.interruptNow();
-                    }));
-                }
-            }
-            synchronized (operations) {
-                for (Operations.Pending waiting : operations.pending) {
-                    choices.add(new Choice(stops, null, () -> {
-                        world.trace("cancel " + waiting.instance().name + "'s tryLockAsync " + waiting.key());
-                        waiting.future().cancel(false);
-                    }));
-                }
-            }
-            // a hand-off run may aim a few operations past its count (a window opened by its last operations)
-            if (operationsLeft > (config.handOffs() ? -10 : 0)) {
-                aims.add(choices, faults, () -> operationsLeft--);
-                stallAims.add(choices, () -> operationsLeft--);
-                readerAims.add(choices, faults, () -> operationsLeft--);
-            }
-            choices.add(new Choice(0.02 * faults, null, nemesis::restart));
-            choices.add(new Choice(0.05 * faults, null, nemesis::cutOff));
-            choices.add(new Choice(0.05 * faults, null, nemesis::loseKey)); // a failover, with a replica
-            if (quorum != null) {
-                quorum.aims(choices, faults, history, instances, keys);
-            }
-        }
-        if (redis.replica != null) {
-            redis.replica.add(choices, faults, keys, nemesis);
-        }
-        boolean anyDue = choices.stream().anyMatch(choice -> choice.what != null);
-        long nextTimer = world.lanes.stream().mapToLong(VirtualScheduler::nextAt).min().orElse(Long.MAX_VALUE);
-        if (anyDue && world.now() - nextTimer < TIMER_SLACK_NANOS) {
-            // a scheduler's thread may be late (descheduled, a GC pause): up to TIMER_SLACK_NANOS after its due time
-            long late = nextTimer + TIMER_SLACK_NANOS - world.now();
-            choices.add(new Choice(0.1 * clockWeight, null, () -> {
-                world.advanceBy(1 + (long) (random.nextDouble() * late));
-                world.trace("clock moves while a scheduler is late");
-            }));
-        }
-        if (!anyDue) {
-            double weight = choices.stream().anyMatch(choice -> choice.weight > 0) ? clockWeight : 1;
-            if (nextTimer != Long.MAX_VALUE) {
-                choices.add(new Choice(weight, null, () -> {
-                    world.advanceTo(nextTimer);
-                    world.trace("clock to the next timer");
-                }));
-            }
-            if (faultsAllowed) {
-                aims.clock(choices, nextTimer, weight);
-            }
-            long room = nextTimer == Long.MAX_VALUE ? config.lease().toNanos() : nextTimer - world.now();
-            choices.add(new Choice(weight, null, () -> {
-                world.advanceBy(1 + (long) (random.nextDouble() * Math.min(room, 50_000_000L)));
-                world.trace("clock moves");
-            }));
-        }
-        double total = choices.stream().mapToDouble(Choice::weight).sum();
-        double pick = random.nextDouble() * total;
-        for (Choice choice : choices) {
-            pick -= choice.weight;
-            if (pick < 0 && choice.weight > 0) {
-                if (choice.what != null && !choice.what.isEmpty()) {
-                    world.trace(choice.what);
-                }
-                choice.action.run();
-                break;
-            }
-        }
-        settledTick();
-        steps++;
-    }
-
-    /**
-     * Every step at its own instant (the history orders by time): the clock moves a nanosecond once the step's threads
-     * are done, never while they run (a task rescheduling itself, a timeout armed, was due a nanosecond later in one
-     * run than in another, and the next steps' choices differed: most runs that did not replay across JVMs).
-     */
-    private void settledTick() {
-        settler.settle(steps);
-        if (world.advanceBy(1)) {
-            settler.settle(steps); // a linger ended on that nanosecond
         }
     }
 }

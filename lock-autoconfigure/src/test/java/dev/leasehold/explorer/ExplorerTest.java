@@ -28,6 +28,8 @@ import static org.assertj.core.api.Assertions.fail;
  * <li>{@code -Dexplorer.replica-ack=true}: every run with a replica and replica acknowledgement, {@code
  * -Dexplorer.failover=true}: with a replica and no acknowledgement (else seeds 5 and 7 more than a multiple of 8, see
  * {@link SimReplica})</li>
+ * <li>{@code -Dexplorer.cluster=true}: every run a Cluster run (a slot's migration while the watchdog renews in
+ * batches; else seeds 27 more than a multiple of 32, see {@link ClusterRun})</li>
  * <li>{@code -Dexplorer.repeat=true}: run the first seed again and again (a run that does not replay step for step:
  * how often it fails)</li>
  * <li>{@code -Dexplorer.fingerprints=true}: print one line per run (steps, virtual time, hashes of its trace, sections
@@ -112,7 +114,8 @@ class ExplorerTest {
             }
         }
         // the run's shape as this JVM chose it (a seed makes another run without the option)
-        String shape = java.util.stream.Stream.of("explorer.quorum", "explorer.liveness", "explorer.hand-offs")
+        String shape = java.util.stream.Stream.of("explorer.quorum", "explorer.liveness", "explorer.hand-offs",
+                "explorer.cluster", "explorer.replica-ack", "explorer.failover")
             .filter(Boolean::getBoolean).map(option -> " -D" + option + "=true").collect(java.util.stream.Collectors.joining());
         text.append("Replay: ./mvnw -B -pl lock-autoconfigure -am test -Pexplorer"
                 + " -Dexplorer.seed=" + result.seed() + " -Dexplorer.runs=1 -Dexplorer.trace=true" + shape + "\n");

@@ -26,6 +26,9 @@ final class OperationMix {
 
     private final boolean liveness;
 
+    /** A Cluster run ({@link ClusterRun}): several exclusive locks held at once, renewed by the watchdog. */
+    private final boolean cluster;
+
     OperationMix(Operations operations, Random random, List<String> keys, RunConfig config) {
         this.operations = operations;
         this.random = random;
@@ -33,6 +36,7 @@ final class OperationMix {
         this.lease = config.lease();
         this.handOffs = config.handOffs();
         this.liveness = config.liveness();
+        this.cluster = config.cluster();
     }
 
     private Duration someWait() {
@@ -84,6 +88,9 @@ final class OperationMix {
         if (liveness) {
             return startForLiveness(client, mine, choice);
         }
+        if (cluster) {
+            return startForCluster(client, mine, choice);
+        }
         if (choice < 28) {
             return operations.tryLock(client, someKey(), someMode(), someWait(), someLease());
         }
@@ -129,6 +136,36 @@ final class OperationMix {
             return operations.reenter(client, section);
         }
         if (choice < 90 || !section.fixedLease) {
+            return operations.holdAtLeast(client, section);
+        }
+        return operations.extend(client, section);
+    }
+
+    /**
+     * A Cluster run: a caller takes a second lock while it holds one (its instance's watchdog then renews several in a
+     * batch), exclusive mostly and renewed by the watchdog, with waits short enough that holders keep their locks
+     * across many ticks; closes come less often than in a standard run.
+     */
+    private String startForCluster(Client client, List<Section> mine, int choice) {
+        if (mine.isEmpty() || mine.size() < 3 && choice < 85) {
+            LockMode mode = random.nextInt(8) == 0 ? LockMode.READ : random.nextBoolean() ? LockMode.WRITE : LockMode.EXCLUSIVE;
+            Duration wait = new Duration[] { Duration.ZERO, Duration.ofMillis(20), Duration.ofMillis(300),
+                    Duration.ofSeconds(2) }[random.nextInt(4)];
+            Duration leaseTime = random.nextInt(6) == 0 ? lease.multipliedBy(2) : null;
+            return choice % 2 == 0 ? operations.tryLock(client, someKey(), mode, wait, leaseTime)
+                    : operations.tryLockAsync(client, someKey(), mode, wait, leaseTime);
+        }
+        Section section = mine.get(random.nextInt(mine.size()));
+        if (choice < 84) {
+            return operations.close(client, section, false);
+        }
+        if (choice < 88) {
+            return operations.close(client, section, true);
+        }
+        if (choice < 92 && section.owner == client) {
+            return operations.reenter(client, section);
+        }
+        if (choice < 97 || !section.fixedLease) {
             return operations.holdAtLeast(client, section);
         }
         return operations.extend(client, section);

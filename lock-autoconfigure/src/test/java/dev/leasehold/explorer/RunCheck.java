@@ -83,6 +83,9 @@ final class RunCheck {
         if (run.quorum != null) {
             run.quorum.validity.check(history.faults(), violations);
         }
+        if (run.cluster != null) {
+            run.cluster.check(violations);
+        }
         violations.addAll(run.watch.violations);
         violations.addAll(run.queueLiveness.violations);
         return new Explorer.Result(run.seed, violations, world.trace, history.sections(), run.steps,

@@ -9,11 +9,12 @@ import dev.leasehold.engine.server.FairQueue;
  * callers on one key, blocking waits long enough to queue, a linger always); {@code liveness}: one shaped for the fair
  * queue's liveness (see {@link #livenessRun}); {@code fairQueue}: the fair queue's timing, the server's and the
  * engines'; {@code replication}: a replica and failovers ({@link SimReplica}), with or without replica acknowledgement;
- * {@code nodes}: a quorum run's simulated nodes (0: one server).
+ * {@code nodes}: a quorum run's simulated nodes (0: one server); {@code masters}: a Cluster run's masters (0: no Cluster,
+ * see {@link ClusterRun}).
  */
 record RunConfig(int instances, int clientsPerInstance, int keys, int operations, int maxSteps, boolean faults,
         Duration lease, Duration redisTimeout, FairQueue fairQueue, boolean handOffs, boolean liveness,
-        Replication replication, int nodes) {
+        Replication replication, int nodes, int masters) {
 
     /**
      * The simulated Redis's replication: none; one replica and failovers, without acknowledgement (a failover may
@@ -27,12 +28,12 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
     /** This run with a replica. */
     RunConfig replicated(Replication replication) {
         return new RunConfig(instances, clientsPerInstance, keys, operations, maxSteps, faults, lease, redisTimeout,
-                fairQueue, handOffs, liveness, replication, nodes);
+                fairQueue, handOffs, liveness, replication, nodes, masters);
     }
 
     static RunConfig standard() {
         return new RunConfig(2, 2, 1, 24, 6000, true, Duration.ofSeconds(3), Duration.ofMillis(500), FairQueue.DEFAULTS,
-                false, false, Replication.NONE, 0);
+                false, false, Replication.NONE, 0, 0);
     }
 
     /**
@@ -42,7 +43,7 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
     static RunConfig handOffRun() {
         // a lease of 1.5 s: a renewal every 500 ms, so that renewals meet hand-offs and lingers
         return new RunConfig(1, 3, 1, 30, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(500), FairQueue.DEFAULTS,
-                true, false, Replication.NONE, 0);
+                true, false, Replication.NONE, 0, 0);
     }
 
     /**
@@ -58,7 +59,7 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
         FairQueue tightest = new FairQueue(Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofMillis(500), 16);
         // a Redis timeout of 200 ms: a try, the subscription after it and a refresh interval fit in the entry timeout
         return new RunConfig(3, 1, 1, 24, 6000, true, Duration.ofMillis(1500), Duration.ofMillis(200), tightest, false,
-                true, Replication.NONE, 0);
+                true, Replication.NONE, 0, 0);
     }
 
     /**
@@ -68,11 +69,25 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
      */
     static RunConfig quorumRun(int nodes) {
         return new RunConfig(2, 2, 1, 24, 15000, true, Duration.ofSeconds(3), Duration.ofMillis(500), FairQueue.DEFAULTS,
-                false, false, Replication.NONE, nodes);
+                false, false, Replication.NONE, nodes, 0);
     }
 
     boolean quorum() {
         return nodes > 0;
+    }
+
+    /**
+     * A Cluster run (issue 31 item 2, {@link ClusterRun}): two instances of three callers on six keys, five of them
+     * in one slot, so that an instance holds several locks of the slot that migrates and its watchdog renews them in
+     * batches (a lease of 1.5 s: a tick every 500 ms); {@code masters} 2 or 3.
+     */
+    static RunConfig clusterRun(int masters) {
+        return new RunConfig(2, 3, 6, 40, 9000, true, Duration.ofMillis(1500), Duration.ofMillis(500), FairQueue.DEFAULTS,
+                false, false, Replication.NONE, 0, masters);
+    }
+
+    boolean cluster() {
+        return masters > 0;
     }
 
     /**
@@ -90,11 +105,21 @@ record RunConfig(int instances, int clientsPerInstance, int keys, int operations
      * every eighth seed (6 more than a multiple of 8) is a quorum run, every fourth (a multiple of 4) a hand-off run,
      * every seed with {@code -Dexplorer.hand-offs=true}; every eighth (2 more than a multiple of 8) a liveness run, 5
      * more a standard run with replica acknowledgement, 7 more one with a replica and no acknowledgement; the others
-     * are the standard runs they always were.
+     * are the standard runs they always were, but one in four of those 3 more than a multiple of 8 (27 more than a
+     * multiple of 32) is a Cluster run when no option asks for another kind; with {@code -Dexplorer.cluster=true} every
+     * seed is one (on two masters one time in four, else three).
      */
     static RunConfig forSeed(long seed) {
+        if (Boolean.getBoolean("explorer.cluster")) {
+            return clusterRun(Math.floorMod(seed, 4) == 1 ? 2 : 3);
+        }
         if (Boolean.getBoolean("explorer.quorum") || seed % 8 == 6) {
             return quorumRun(Math.floorMod(seed / 8, 4) == 3 || Math.floorMod(seed, 8) == 3 ? 5 : 3);
+        }
+        boolean otherKind = java.util.stream.Stream.of("liveness", "replica-ack", "failover", "hand-offs")
+            .anyMatch(option -> Boolean.getBoolean("explorer." + option));
+        if (!otherKind && seed % 32 == 27) {
+            return clusterRun(Math.floorMod(seed / 32, 4) == 3 ? 2 : 3);
         }
         if (Boolean.getBoolean("explorer.liveness")) {
             return livenessRun();

@@ -266,7 +266,7 @@ class SimConnection extends SimWire implements LockServer {
 
     @Override
     public void onRelease(Consumer<String> channelListener) {
-        this.releaseListener = channelListener;
+        subscriptions.releaseListener = channelListener;
     }
 
     @Override

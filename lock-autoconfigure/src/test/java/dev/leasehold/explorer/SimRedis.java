@@ -1,10 +1,6 @@
 package dev.leasehold.explorer;
 
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
 
@@ -28,49 +24,12 @@ import dev.leasehold.engine.server.QueueTry;
  * acquire_exclusive.lua does: refused while a live reader holds (expired ones removed first), it sets the
  * writer-waiting marker when asked (the engine asks only where no queue keeps readers out) and queues as '|W';
  * a withdrawal wakes the queue only when no live reader holds. Runs only on the explorer's thread (one command at a
- * time, as Redis).
+ * time, as Redis). Its data, the server's truth the checks read and their reads of it are {@link SimServerData}'s.
  */
-final class SimRedis {
-
-    final SimWorld world;
-
-    private final SimStrings strings;
-
-    private final SimFences fences;
-
-    private final SimQueue queue;
-
-    private final SimReaders readers;
-
-    private final FairQueue queueSettings;
-
-    /** Fencing tokens the server handed out on a key: {@code first} to {@code last} (a grant, or a reserved block). */
-    record Issued(String key, long first, long last, long atNanos, long sinceNanos) {
-
-        /** Handed out at once (one server): the call began where it was handed out. */
-        Issued(String key, long first, long last, long atNanos) {
-            this(key, first, last, atNanos, atNanos);
-        }
-    }
+final class SimRedis extends SimServerData {
 
     /** Owner tokens whose release ran: none of them may hold a key again (a late renewal must not extend it). */
     private final Set<String> released = new HashSet<>();
-
-    /** Renewals that extended a lease after its release ran (the key kept a whole lease for nobody). */
-    final List<String> extendedAfterRelease = new ArrayList<>();
-
-    /** Every token block issued, in order: the server's truth the checker reads (tokens only go up). */
-    final List<Issued> issued = new ArrayList<>();
-
-    /** Commands the simulation itself failed on (its own mistakes: RunCheck reports them). */
-    final List<String> failures = new ArrayList<>();
-
-    void failed(String what) {
-        failures.add(what);
-    }
-
-    /** When a release or a withdraw last ran per key (virtual ns): where {@link FreeKeyWatch} begins to look. */
-    final Map<String, Long> releasedAt = new HashMap<>();
 
     private final BiConsumer<String, String> publish;
 
@@ -84,36 +43,8 @@ final class SimRedis {
     private int restarts;
 
     SimRedis(SimWorld world, FairQueue queueSettings, BiConsumer<String, String> publish) {
-        this.world = world;
+        super(world, queueSettings, publish);
         this.publish = publish;
-        this.strings = new SimStrings(world);
-        this.fences = new SimFences(strings, queueSettings.tokenBlock());
-        this.queue = new SimQueue(strings, queueSettings, publish);
-        this.readers = new SimReaders(strings, fences, queue, queueSettings);
-        this.queueSettings = queueSettings;
-    }
-
-    /** The replica of this server ({@link SimReplica}), null when it has none (set before the run). */
-    SimReplica replica;
-
-    /** All of the server's data, copied (what a replica holds, {@link SimReplica}); its text compares two copies. */
-    record Data(Object strings, List<Object> queue, List<Object> readers) {
-    }
-
-    Data copy() {
-        return new Data(strings.copy(), queue.copy(), readers.copy());
-    }
-
-    @SuppressWarnings("unchecked")
-    void restore(Data data) {
-        strings.restore((java.util.TreeMap<String, Object>) data.strings());
-        queue.restore(data.queue());
-        readers.restore(data.readers());
-    }
-
-    /** A failover takes time: the promoted server's clock is past the old one's (see {@link SimStrings}). */
-    void failoverTookTime() {
-        strings.dataLostAfterTime();
     }
 
     /**
@@ -409,71 +340,5 @@ final class SimRedis {
 
     boolean isLocked(LockKeys keys) {
         return strings.get(keys.lock()) != null || readers.countFrom(keys.readers(), strings.micros() / 1000 + 1) > 0;
-    }
-
-    // ---- reads for the explorer's checks
-
-    /** The lock's value now (owner token and last fence, or a queue grant), null when free. */
-    String lockValue(LockKeys keys) {
-        return strings.get(keys.lock());
-    }
-
-    /** Owner tokens whose read lease has not run out now. */
-    List<String> liveReaders(LockKeys keys) {
-        return readers.holders(keys, strings.micros() / 1000);
-    }
-
-    /** The server's clock, ms (leases and entries end on it). */
-    long serverMillis() {
-        return strings.micros() / 1000;
-    }
-
-    /** The server's clock steps ahead by {@code millis} (see {@link SimStrings#stepAhead}). */
-    void stepClockAhead(long millis) {
-        strings.stepAhead(millis * 1000);
-    }
-
-    /** When the token's read lease ends (ms, server clock) while the readers zset still lists it, else null. */
-    Long readLeaseEnd(LockKeys keys, String token) {
-        return readers.leaseEnd(keys, token);
-    }
-
-    /** The latest read lease end listed for the key (ms, server clock), null when none is listed. */
-    Long lastReadLeaseEnd(LockKeys keys) {
-        return readers.lastLeaseEnd(keys.readers());
-    }
-
-    /** When the key's readers zset itself expires (ms, server clock), null when there is none. */
-    Long readersKeptUntil(LockKeys keys) {
-        return readers.keptUntil(keys);
-    }
-
-    long leaseLeftMillis(LockKeys keys) {
-        return Math.max(0, strings.pttl(keys.lock()));
-    }
-
-    long counter(LockKeys keys) {
-        return fences.counter(keys.fence());
-    }
-
-    /** Whose turn the key is now, read without writing (see {@link SimQueue#turnOf}). */
-    String turnOf(LockKeys keys) {
-        // readers holding it: the key is not free (a reader head may share it: the readers' turn, not a stall)
-        return liveReaders(keys).isEmpty() ? queue.turnOf(keys) : null;
-    }
-
-    /** Whether {@code member} is queued for the key now (its entry not expired), read without writing. */
-    boolean queues(LockKeys keys, String member) {
-        return queue.queues(keys, member);
-    }
-
-    /** Whether {@code member}'s entry would be dropped as dead if its turn came now (see {@link SimQueue#countsAsDead}). */
-    boolean countsAsDead(LockKeys keys, String member) {
-        return queue.countsAsDead(keys, member);
-    }
-
-    /** Queue members of a key now, first come first. */
-    List<String> queued(LockKeys keys) {
-        return queue.queued(keys);
     }
 }
