@@ -101,19 +101,7 @@ final class OperationMix {
             return operations.tryLockAsync(client, someKey(), someMode(), someWait(), null);
         }
         Section section = mine.get(random.nextInt(mine.size()));
-        if (choice < 74) {
-            return operations.close(client, section, false);
-        }
-        if (choice < 82) {
-            return operations.close(client, section, true);
-        }
-        if (choice < 88 && section.owner == client) {
-            return operations.reenter(client, section);
-        }
-        if (choice < 94 || !section.fixedLease) {
-            return operations.holdAtLeast(client, section);
-        }
-        return operations.extend(client, section);
+        return withHeld(client, section, choice, 74, 82, 88, 94);
     }
 
     /**
@@ -126,19 +114,7 @@ final class OperationMix {
                     : operations.tryLockAsync(client, someKey(), someMode(), someWait(), someLease());
         }
         Section section = mine.get(random.nextInt(mine.size()));
-        if (choice < 60) {
-            return operations.close(client, section, false);
-        }
-        if (choice < 70) {
-            return operations.close(client, section, true);
-        }
-        if (choice < 78 && section.owner == client) {
-            return operations.reenter(client, section);
-        }
-        if (choice < 90 || !section.fixedLease) {
-            return operations.holdAtLeast(client, section);
-        }
-        return operations.extend(client, section);
+        return withHeld(client, section, choice, 60, 70, 78, 90);
     }
 
     /**
@@ -156,19 +132,7 @@ final class OperationMix {
                     : operations.tryLockAsync(client, someKey(), mode, wait, leaseTime);
         }
         Section section = mine.get(random.nextInt(mine.size()));
-        if (choice < 84) {
-            return operations.close(client, section, false);
-        }
-        if (choice < 88) {
-            return operations.close(client, section, true);
-        }
-        if (choice < 92 && section.owner == client) {
-            return operations.reenter(client, section);
-        }
-        if (choice < 97 || !section.fixedLease) {
-            return operations.holdAtLeast(client, section);
-        }
-        return operations.extend(client, section);
+        return withHeld(client, section, choice, 84, 88, 92, 97);
     }
 
     /** A liveness run: blocking waits (its instance's only waiter) queued for several refresh intervals, closes. */
@@ -179,5 +143,27 @@ final class OperationMix {
         }
         Section section = mine.get(random.nextInt(mine.size()));
         return choice < 85 ? operations.close(client, section, false) : operations.holdAtLeast(client, section);
+    }
+
+    /**
+     * What a caller does with one of its locks, by where {@code choice} (0-99) falls: below {@code close} a blocking
+     * close, below {@code closeAsync} an async one, below {@code reenter} a re-entry (by its own thread), below
+     * {@code holdAtLeast} (or on a renewed lease) a holdAtLeast, else an extend.
+     */
+    private String withHeld(Client client, Section section, int choice, int close, int closeAsync, int reenter,
+            int holdAtLeast) {
+        if (choice < close) {
+            return operations.close(client, section, false);
+        }
+        if (choice < closeAsync) {
+            return operations.close(client, section, true);
+        }
+        if (choice < reenter && section.owner == client) {
+            return operations.reenter(client, section);
+        }
+        if (choice < holdAtLeast || !section.fixedLease) {
+            return operations.holdAtLeast(client, section);
+        }
+        return operations.extend(client, section);
     }
 }
