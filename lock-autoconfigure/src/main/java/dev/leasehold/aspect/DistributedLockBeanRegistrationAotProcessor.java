@@ -28,6 +28,9 @@ public class DistributedLockBeanRegistrationAotProcessor implements BeanRegistra
     @Override
     public @Nullable BeanRegistrationAotContribution processAheadOfTime(RegisteredBean registeredBean) {
         Class<?> beanClass = ClassUtils.getUserClass(registeredBean.getBeanClass());
+        if (!LockedClasses.mayHaveLockedMethods(beanClass)) {
+            return null; // the usual bean: no method of its hierarchy is annotated, none is searched
+        }
         List<Method> annotated = new ArrayList<>();
         List<Method> fallbacks = new ArrayList<>();
         ReflectionUtils.doWithMethods(beanClass, method -> {
