@@ -13,7 +13,6 @@ import java.util.function.IntUnaryOperator;
 import java.util.function.Supplier;
 
 import dev.leasehold.LockMode;
-import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServer.Renewal;
 
 import org.jspecify.annotations.Nullable;
@@ -51,6 +50,11 @@ final class RenewalBatches {
     private RenewalBatches() {
     }
 
+    /** One lease renewed on its own, where the client routes its key ({@code LockServer.renew}). */
+    interface SingleCall {
+        CompletableFuture<Boolean> renew(Renewal renewal);
+    }
+
     /** One call of {@code renew_exclusive_many.lua} (keys of one slot on a Cluster): a 1 or 0 per key, in order. */
     interface BatchCall {
         CompletableFuture<List<?>> renew(List<String> keys, List<String> args);
@@ -65,7 +69,7 @@ final class RenewalBatches {
     }
 
     /**
-     * @param server renews a single lease (a reader, or a batch of one)
+     * @param single renews a single lease (a reader, or a batch of one)
      * @param batchCall renews a batch of keys that share a slot (or any keys off a Cluster)
      * @param nodeCall renews a batch across slots on a Cluster; null to keep every batch within one slot
      * @param perSlot whether batches must stay within one Cluster slot (asked only when there is more than one
@@ -73,25 +77,21 @@ final class RenewalBatches {
      * @param masters which master the client believes serves a slot, as a small number per master (asked on a
      * Cluster with {@code nodeCall}); null when the client does not know
      */
-    static List<CompletableFuture<Boolean>> renewAll(LockServer server, BatchCall batchCall, @Nullable NodeCall nodeCall,
+    static List<CompletableFuture<Boolean>> renewAll(SingleCall single, BatchCall batchCall, @Nullable NodeCall nodeCall,
             List<Renewal> renewals, BooleanSupplier perSlot, Supplier<IntUnaryOperator> masters) {
         long exclusive = renewals.stream().filter(renewal -> renewal.mode() != LockMode.READ).count();
         if (exclusive <= 1) {
             List<CompletableFuture<Boolean>> answers = new ArrayList<>(renewals.size());
             for (Renewal renewal : renewals) {
-                answers.add(single(server, renewal));
+                answers.add(single.renew(renewal));
             }
             return answers;
         }
         boolean clustered = perSlot.getAsBoolean();
         if (clustered && nodeCall != null) {
-            return grouped(server, renewals, masters.get(), batch -> acrossSlots(server, batchCall, nodeCall, batch, 1));
+            return grouped(single, renewals, masters.get(), batch -> acrossSlots(single, batchCall, nodeCall, batch, 1));
         }
-        return grouped(server, renewals, clustered ? SAME_SLOT : null, batch -> renewBatch(server, batchCall, batch));
-    }
-
-    private static CompletableFuture<Boolean> single(LockServer server, Renewal renewal) {
-        return server.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis());
+        return grouped(single, renewals, clustered ? SAME_SLOT : null, batch -> renewBatch(single, batchCall, batch));
     }
 
     /** Batches per slot: a slot is its own place. */
@@ -101,7 +101,7 @@ final class RenewalBatches {
      * The renewals in batches of one lease and one place, each sent by {@code send}.
      * @param placeOfSlot the place (a number) of each Cluster slot's keys; null: all in one place
      */
-    private static List<CompletableFuture<Boolean>> grouped(LockServer server, List<Renewal> renewals,
+    private static List<CompletableFuture<Boolean>> grouped(SingleCall single, List<Renewal> renewals,
             @Nullable IntUnaryOperator placeOfSlot, Function<List<Renewal>, List<CompletableFuture<Boolean>>> send) {
         @SuppressWarnings("unchecked")
         CompletableFuture<Boolean>[] answers = new CompletableFuture[renewals.size()];
@@ -111,7 +111,7 @@ final class RenewalBatches {
         for (int i = 0; i < renewals.size(); i++) {
             Renewal renewal = renewals.get(i);
             if (renewal.mode() == LockMode.READ) {
-                answers[i] = single(server, renewal);
+                answers[i] = single.renew(renewal);
                 continue;
             }
             // one lease per call (the leases of a tick are alike: the configured lease time); consecutive
@@ -143,10 +143,10 @@ final class RenewalBatches {
      * One round of a Cluster batch on the node of its first lock; the locks answered -1 go in the next round, and a
      * call that fails goes again per slot.
      */
-    private static List<CompletableFuture<Boolean>> acrossSlots(LockServer server, BatchCall batchCall,
+    private static List<CompletableFuture<Boolean>> acrossSlots(SingleCall single, BatchCall batchCall,
             NodeCall nodeCall, List<Renewal> batch, int round) {
         if (batch.size() == 1) {
-            return List.of(single(server, batch.get(0)));
+            return List.of(single.renew(batch.get(0)));
         }
         List<String> args = new ArrayList<>(2 * batch.size());
         args.add(Long.toString(batch.get(0).leaseMillis())); // one lease for the whole call (grouped so)
@@ -160,7 +160,7 @@ final class RenewalBatches {
         replies.whenComplete((reply, error) -> {
             if (error != null) {
                 // the first lock's node is down, say: the others may live on nodes that answer
-                forward(grouped(server, batch, SAME_SLOT, perSlot -> renewBatch(server, batchCall, perSlot)), answers);
+                forward(grouped(single, batch, SAME_SLOT, perSlot -> renewBatch(single, batchCall, perSlot)), answers);
                 return;
             }
             List<Renewal> elsewhere = new ArrayList<>();
@@ -181,7 +181,7 @@ final class RenewalBatches {
                 else if (answer == ABSENT_HERE) {
                     // maybe not moved yet to the node a migration's ASK sent the call to: asked on its own, where
                     // Redis routes its key; only that answer can tell the lock is gone
-                    forward(List.of(single(server, batch.get(j))), List.of(answers.get(j)));
+                    forward(List.of(single.renew(batch.get(j))), List.of(answers.get(j)));
                 }
                 else {
                     answers.get(j).complete(answer == 1L);
@@ -190,8 +190,8 @@ final class RenewalBatches {
             if (elsewhere.isEmpty()) {
                 return;
             }
-            forward(round < MAX_ROUNDS ? acrossSlots(server, batchCall, nodeCall, elsewhere, round + 1)
-                    : grouped(server, elsewhere, SAME_SLOT, perSlot -> renewBatch(server, batchCall, perSlot)), theirAnswers);
+            forward(round < MAX_ROUNDS ? acrossSlots(single, batchCall, nodeCall, elsewhere, round + 1)
+                    : grouped(single, elsewhere, SAME_SLOT, perSlot -> renewBatch(single, batchCall, perSlot)), theirAnswers);
         });
         return answers;
     }
@@ -237,10 +237,10 @@ final class RenewalBatches {
         }
     }
 
-    private static List<CompletableFuture<Boolean>> renewBatch(LockServer server, BatchCall batchCall,
+    private static List<CompletableFuture<Boolean>> renewBatch(SingleCall single, BatchCall batchCall,
             List<Renewal> batch) {
         if (batch.size() == 1) {
-            return List.of(single(server, batch.get(0)));
+            return List.of(single.renew(batch.get(0)));
         }
         List<String> keys = new ArrayList<>(batch.size());
         List<String> args = new ArrayList<>(batch.size() + 1);

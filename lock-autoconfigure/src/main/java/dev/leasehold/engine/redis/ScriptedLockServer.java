@@ -267,8 +267,9 @@ public abstract class ScriptedLockServer implements LockServer {
      */
     @Override
     public List<CompletableFuture<Boolean>> renewAll(List<Renewal> renewals) {
-        return RenewalBatches.renewAll(this, this::renewBatch, acknowledged() ? null : this::renewOnNode, renewals,
-                this::clustered, this::masters);
+        return RenewalBatches.renewAll(
+                renewal -> renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis()),
+                this::renewBatch, acknowledged() ? null : this::renewOnNode, renewals, this::clustered, this::masters);
     }
 
     /** The keys of one batch call: the watchdog hands over as many at once (a subclass: per master on a Cluster). */

@@ -3,16 +3,11 @@ package dev.leasehold.engine.redis;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import java.util.function.IntUnaryOperator;
 
 import dev.leasehold.LockMode;
-import dev.leasehold.engine.server.Grant;
-import dev.leasehold.engine.server.KeyState;
 import dev.leasehold.engine.server.LockKeys;
-import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServer.Renewal;
-import dev.leasehold.engine.server.QueueTry;
 
 /**
  * The explorer's way to the real {@link RenewalBatches} (package-private, below the {@code LockServer} seam): its
@@ -46,8 +41,9 @@ public final class RenewalBatchesBridge {
      */
     public static List<CompletableFuture<Boolean>> renewAll(Single single, Batch batch, Node node, List<Renewal> renewals,
             IntUnaryOperator masters) {
-        return RenewalBatches.renewAll(new SingleOnly(single), batch::renew, node::renew, renewals, () -> true,
-                () -> masters);
+        return RenewalBatches.renewAll(
+                renewal -> single.renew(renewal.keys(), renewal.mode(), renewal.token(), renewal.leaseMillis()),
+                batch::renew, node::renew, renewals, () -> true, () -> masters);
     }
 
     /** The text of {@code renew_exclusive_node.lua} as the server runs it (owner.lua in front). */
@@ -58,64 +54,5 @@ public final class RenewalBatchesBridge {
     /** The text of {@code renew_exclusive_many.lua} as the server runs it (owner.lua in front). */
     public static String renewManyScript() {
         return new String(LockScript.RENEW_EXCLUSIVE_MANY.body(), StandardCharsets.UTF_8);
-    }
-
-    /** What RenewalBatches asks of its server: a single renewal, nothing else. */
-    private record SingleOnly(Single single) implements LockServer {
-
-        @Override
-        public CompletableFuture<Boolean> renew(LockKeys keys, LockMode mode, String token, long leaseMillis) {
-            return single.renew(keys, mode, token, leaseMillis);
-        }
-
-        @Override
-        public CompletableFuture<Grant> acquire(LockKeys keys, LockMode mode, String token, long leaseMillis,
-                long writerWaitingMillis, String waiterId, QueueTry queueTry) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<Boolean> release(LockKeys keys, LockMode mode, String token) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<Boolean> isLocked(LockKeys keys) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void onRelease(Consumer<String> channelListener) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void onSubscriptionLost(Runnable listener) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<Void> subscribe(String channel) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<Void> unsubscribe(String channel) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<KeyState> inspect(LockKeys keys) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void close() {
-        }
     }
 }
