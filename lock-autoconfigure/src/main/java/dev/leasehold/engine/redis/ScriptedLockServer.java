@@ -4,8 +4,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntUnaryOperator;
+import java.util.function.Supplier;
 
 import dev.leasehold.LockMode;
 import dev.leasehold.engine.server.FairQueue;
@@ -15,6 +17,7 @@ import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
 import dev.leasehold.engine.server.QueueTry;
+import dev.leasehold.engine.support.EngineClock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -42,39 +45,22 @@ public abstract class ScriptedLockServer implements LockServer {
 
     private final Duration ackTimeout;
 
-    /** Quorum mode: fencing tokens from a plain counter that never expires, not from the server clock. */
-    private final boolean countingFence;
+    /**
+     * How long a release or withdrawal refused with {@code TRYAGAIN} is sent again: a Cluster slot in the middle of a
+     * migration refuses every script whose keys are split between its two masters or partly missing on either, and
+     * a lock's queue keys rarely exist, so every release of a lock of that slot was refused until the slot was
+     * handed over (milliseconds for a slot of a few keys), and the key stayed taken for the rest of its lease.
+     */
+    static final long TRY_AGAIN_PATIENCE_MILLIS = 2_000;
 
-    /** A quorum node's counter retention in ms (0: the counter never expires); see {@link #fenceRetention}. */
-    private volatile long fenceRetentionMillis;
+    private static final long TRY_AGAIN_FIRST_DELAY_MILLIS = 5;
+
+    private static final long TRY_AGAIN_MAX_DELAY_MILLIS = 200;
+
+    /** How the scripts' settings are written as text (once per setting). */
+    private final ScriptArguments arguments;
 
     private final AtomicBoolean publishRefusalLogged = new AtomicBoolean();
-
-    /** The lease of the last acquire as text: nearly every acquire has the same lease (no string per call). */
-    private volatile NumberText lastLease = new NumberText(-1, "-1");
-
-    private record NumberText(long value, String text) {
-    }
-
-    /** The fair queue's timing and the token block size ({@code leasehold.fair-queue.*}, {@code leasehold.hand-off.token-block}). */
-    private volatile FairQueue queue = FairQueue.DEFAULTS;
-
-    /** The queue's figures as the scripts take them, made once per setting rather than once per call. */
-    private volatile QueueText queueText = new QueueText(FairQueue.DEFAULTS);
-
-    /** {@link #queueSettings}, kept for the key prefix, queue figures and publish mode it was made for. */
-    private record QueueSettings(String keyPrefix, QueueText queue, String publishMode, String text) {
-    }
-
-    private volatile @Nullable QueueSettings lastSettings;
-
-    private record QueueText(String entryMillis, String claimMillis, String tokenBlock, String refreshMillis) {
-
-        QueueText(FairQueue queue) {
-            this(Long.toString(queue.entryMillis()), Long.toString(queue.claimMillis()),
-                    Integer.toString(queue.tokenBlock()), Long.toString(queue.refreshMillis()));
-        }
-    }
 
     /**
      * @param ackReplicas replicas that must acknowledge a grant or renewal before it counts; 0 for none
@@ -84,7 +70,7 @@ public abstract class ScriptedLockServer implements LockServer {
     protected ScriptedLockServer(int ackReplicas, Duration ackTimeout, boolean countingFence) {
         this.ackReplicas = ackReplicas;
         this.ackTimeout = Objects.requireNonNull(ackTimeout, "ackTimeout");
-        this.countingFence = countingFence;
+        this.arguments = new ScriptArguments(countingFence);
     }
 
     /**
@@ -93,17 +79,13 @@ public abstract class ScriptedLockServer implements LockServer {
      * long as the clients' clocks differ by less than the retention). Null or zero: never expires. Returns this.
      */
     public ScriptedLockServer fenceRetention(@Nullable Duration retention) {
-        if (!countingFence && retention != null && !retention.isZero()) {
-            throw new IllegalStateException("a fencing counter retention is for quorum nodes only");
-        }
-        this.fenceRetentionMillis = retention == null ? 0 : retention.toMillis();
+        arguments.fenceRetention(retention);
         return this;
     }
 
     /** Uses this fair-queue timing and token block size instead of the defaults; returns this. */
     public ScriptedLockServer fairQueue(FairQueue queue) {
-        this.queue = Objects.requireNonNull(queue, "queue");
-        this.queueText = new QueueText(queue);
+        arguments.fairQueue(queue);
         return this;
     }
 
@@ -143,8 +125,8 @@ public abstract class ScriptedLockServer implements LockServer {
         // '0' a single try, '1' joins the queue when refused, '2' already queued (acquire_exclusive.lua's ARGV[5])
         String queueDigit = !queueTry.joins() || !queuesWaiters() ? "0" : queueTry == QueueTry.QUEUED ? "2" : "1";
         String thisTry = queueDigit + " " + writerWaitingMillis;
-        List<String> args = List.of(token, leaseText(leaseMillis), fenceMode(),
-                reservesFences() ? queueText.tokenBlock() : "1", thisTry, waiterId, queueSettings(keys), keys.channel());
+        List<String> args = List.of(token, arguments.leaseText(leaseMillis), arguments.fenceMode(),
+                reservesFences() ? arguments.tokenBlockText() : "1", thisTry, waiterId, queueSettings(keys), keys.channel());
         if (!acknowledged()) {
             return this.<List<?>>eval(script, Reply.LIST, scriptKeys, args).thenApply(ScriptReplies::toGrant);
         }
@@ -161,31 +143,8 @@ public abstract class ScriptedLockServer implements LockServer {
             });
     }
 
-    /**
-     * The queue's settings as the acquire, release, withdraw and token-reservation scripts take them, in one
-     * argument (queue.lua's queueSettings): each argument costs Redis a Lua string and the client an argument object
-     * on every call, and only the contended paths read these. Made once per key prefix and setting, not once per call.
-     */
     private String queueSettings(LockKeys keys) {
-        QueueSettings last = lastSettings;
-        String mode = publishMode();
-        String keyPrefix = keys.keyPrefix();
-        if (last != null && keyPrefix != null && last.keyPrefix() == keyPrefix && last.queue() == queueText
-                && last.publishMode().equals(mode)) {
-            return last.text();
-        }
-        QueueText text = queueText;
-        String settings = text.entryMillis() + " " + text.claimMillis() + " " + text.refreshMillis() + " "
-                + (mode.equals("sharded") ? "sharded" : "plain") + " " + liveness(keys);
-        if (keyPrefix != null) {
-            lastSettings = new QueueSettings(keyPrefix, text, mode, settings);
-        }
-        return settings;
-    }
-
-    /** The scripts' liveness argument: the liveness keys' prefix in liveness mode, else empty (entries per try). */
-    private String liveness(LockKeys keys) {
-        return queueLiveness() ? keys.instancePrefix() : "";
+        return arguments.queueSettings(keys, publishMode(), queueLiveness());
     }
 
     /** One server (standalone or Sentinel): a script may read another instance's liveness key (not on a Cluster). */
@@ -206,26 +165,26 @@ public abstract class ScriptedLockServer implements LockServer {
             return CompletableFuture.completedFuture(null);
         }
         return this.<Long>eval(LockScript.LOOK, Reply.NUMBER, List.of(keys.lock(), keys.queue()),
-                List.of(waiterId + "|W", queueText.refreshMillis(), queueText.claimMillis()))
+                List.of(waiterId + "|W", arguments.refreshMillisText(), arguments.claimMillisText()))
             .thenApply(sleepMillis -> sleepMillis < 0 ? null : Grant.refused(sleepMillis));
     }
 
     /** Quorum nodes (counting fence) keep the broadcast wake-up: the queue is per server, not per quorum. */
     @Override
     public boolean queuesWaiters() {
-        return !countingFence;
+        return !arguments.countingFence();
     }
 
     @Override
     public boolean reservesFences() {
-        return !countingFence;
+        return !arguments.countingFence();
     }
 
     @Override
     public CompletableFuture<FenceBlock> reserveFences(LockKeys keys, String token, long leaseMillis) {
         // a quorum node (counting fence) reserves too: QuorumLockServer takes the block from a majority
         List<String> scriptKeys = List.of(keys.lock(), keys.fence(), keys.queue());
-        List<String> args = List.of(token, Long.toString(leaseMillis), Integer.toString(queue.tokenBlock()), fenceMode());
+        List<String> args = List.of(token, Long.toString(leaseMillis), Integer.toString(arguments.tokenBlock()), arguments.fenceMode());
         if (!acknowledged()) {
             return this.<List<?>>eval(LockScript.RESERVE_FENCES, Reply.LIST, scriptKeys, args)
                 .thenApply(ScriptReplies::toFenceBlock);
@@ -331,7 +290,7 @@ public abstract class ScriptedLockServer implements LockServer {
                 : List.of(keys.lock(), keys.queue(), keys.queueExpiry(), keys.fence());
         String hold = keepMillis <= 0 ? (queuesWaiters() ? "0 queued" : "0 broadcast") : keepMillis + " " + wakeUp();
         List<String> args = List.of(token, hold, queueSettings(keys), keys.channel());
-        return this.<Long>evalInOrder(script, Reply.NUMBER, scriptKeys, args).thenApply(result -> {
+        return retryingTryAgain(() -> this.<Long>evalInOrder(script, Reply.NUMBER, scriptKeys, args)).thenApply(result -> {
             if (result == 2L && publishRefusalLogged.compareAndSet(false, true)) {
                 logger.warn("Redis refused to PUBLISH on " + keys.channel() + " (the Redis user has no rights on that "
                         + "channel). Locks are released, but waiters in other JVMs wake only at their safety re-check. "
@@ -344,10 +303,42 @@ public abstract class ScriptedLockServer implements LockServer {
 
     @Override
     public CompletableFuture<Boolean> withdraw(LockKeys keys, String waiterId) {
-        return this.<Long>eval(LockScript.WITHDRAW, Reply.NUMBER,
-                List.of(keys.writerWaiting(), keys.lock(), keys.readers(), keys.queue(), keys.queueExpiry()),
-                List.of(waiterId, wakeUp(), queueSettings(keys), keys.channel()))
+        List<String> scriptKeys = List.of(keys.writerWaiting(), keys.lock(), keys.readers(), keys.queue(),
+                keys.queueExpiry());
+        List<String> args = List.of(waiterId, wakeUp(), queueSettings(keys), keys.channel());
+        return retryingTryAgain(() -> this.<Long>eval(LockScript.WITHDRAW, Reply.NUMBER, scriptKeys, args))
             .thenApply(result -> result == 1L);
+    }
+
+    /**
+     * A write whose refusal leaves something taken in Redis (a release, a withdrawal), sent again while Redis
+     * answers {@code TRYAGAIN}, after 5 ms and twice as long each time (at most 200 ms), for up to
+     * {@link #TRY_AGAIN_PATIENCE_MILLIS}; compare-then-act, so a late one cannot touch another owner's lock. A try
+     * for the lock is not sent again here: its wait already tries again, within the caller's wait time.
+     */
+    private <T> CompletableFuture<T> retryingTryAgain(Supplier<CompletableFuture<T>> write) {
+        return sendAgainOnTryAgain(write, EngineClock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TRY_AGAIN_PATIENCE_MILLIS),
+                TRY_AGAIN_FIRST_DELAY_MILLIS);
+    }
+
+    private <T> CompletableFuture<T> sendAgainOnTryAgain(Supplier<CompletableFuture<T>> write, long giveUpAt,
+            long delayMillis) {
+        CompletableFuture<T> sent;
+        try {
+            sent = write.get();
+        }
+        catch (RuntimeException ex) {
+            sent = CompletableFuture.failedFuture(ex);
+        }
+        return sent.exceptionallyCompose(error -> {
+            if (!LockServerException.isTryAgain(error)
+                    || EngineClock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) - giveUpAt > 0) {
+                return CompletableFuture.failedFuture(error);
+            }
+            return CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS))
+                .thenCompose(ignored -> sendAgainOnTryAgain(write, giveUpAt,
+                        Math.min(delayMillis * 2, TRY_AGAIN_MAX_DELAY_MILLIS)));
+        });
     }
 
     @Override
@@ -367,26 +358,8 @@ public abstract class ScriptedLockServer implements LockServer {
     /** Raises the key's fencing counter to at least {@code atLeast}; answers the counter after the call (quorum). */
     public CompletableFuture<Long> raiseFence(LockKeys keys, long atLeast) {
         return eval(LockScript.RAISE_FENCE, Reply.NUMBER, List.of(keys.fence()),
-                List.of(Long.toString(atLeast), Long.toString(fenceRetentionMillis),
+                List.of(Long.toString(atLeast), Long.toString(arguments.fenceRetentionMillis()),
                         Long.toString(System.currentTimeMillis() * 1000)));
-    }
-
-    private String leaseText(long leaseMillis) {
-        NumberText last = lastLease;
-        if (last.value() != leaseMillis) {
-            last = new NumberText(leaseMillis, Long.toString(leaseMillis));
-            lastLease = last;
-        }
-        return last.text();
-    }
-
-    private String fenceMode() {
-        if (!countingFence) {
-            return "clock";
-        }
-        long retention = fenceRetentionMillis;
-        // the client's clock in µs is the floor of the node's next token (see fence.lua's fenceRule)
-        return retention == 0 ? "count" : "count:" + retention + ":" + System.currentTimeMillis() * 1000;
     }
 
     /**

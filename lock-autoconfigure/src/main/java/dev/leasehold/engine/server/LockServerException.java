@@ -52,6 +52,15 @@ public class LockServerException extends RuntimeException {
         return cause;
     }
 
+    /**
+     * Whether Redis answered {@code TRYAGAIN}: a Cluster slot in the middle of a migration refuses a script whose
+     * keys are split between its two masters, or partly missing on either (see {@code ScriptedLockServer}).
+     */
+    public static boolean isTryAgain(@Nullable Throwable error) {
+        return unwrap(error) instanceof LockServerException failure && failure.kind() == Kind.REFUSED
+                && failure.getMessage() != null && failure.getMessage().contains("TRYAGAIN");
+    }
+
     /** What went wrong with a step, for a message a user reads. */
     public static @Nullable String describe(@Nullable Throwable error) {
         Throwable cause = unwrap(error);

@@ -19,7 +19,6 @@ import dev.leasehold.engine.server.Grant;
 import dev.leasehold.engine.server.LockKeys;
 import dev.leasehold.engine.server.LockServer;
 import dev.leasehold.engine.server.LockServerException;
-import dev.leasehold.engine.server.QueueTry;
 import dev.leasehold.engine.support.EngineClock;
 
 import org.jspecify.annotations.Nullable;
@@ -77,19 +76,8 @@ final class Acquisition {
     // the loop's state: steps run one at a time, each after the one before (a happens-before edge)
     private @Nullable Waiter waiter;
     private boolean haveTurn;
-    private @Nullable CompletableFuture<Grant> reply;
-    private @Nullable CompletableFuture<Grant> lastReply;
-    private @Nullable String token;
-    private long sentAt;
-    private boolean joinedQueue;
-    /**
-     * What its last try did with the queue; {@link QueueTry#NONE} once a try went unanswered (in the queue or not, who
-     * knows). A try after one refused in the queue keeps that place ({@link QueueTry#QUEUED}: no uncontended look,
-     * no liveness write, which the heartbeat then does).
-     */
-    private QueueTry lastTry = QueueTry.NONE;
-    private long writerWaitingMillis;
-    private boolean leftSomethingBehind;
+    /** What its tries sent, and left behind in Redis. */
+    private final Tries tries;
     private final TryFailures failures = new TryFailures();
     /** Made at the first refused try: most acquisitions never wait, and pay nothing for it. */
     private @Nullable BetweenTries betweenTries;
@@ -115,6 +103,7 @@ final class Acquisition {
         this.takeOverMode = mode != LockMode.READ && renewed ? mode : null;
         this.waiterId = context.tokens.instanceId();
         this.queues = context.server.queuesWaiters();
+        this.tries = new Tries(context, keys, mode, leaseMillis, waiterId, queues);
         // the channel's name is made only once a try was refused (most acquisitions never wait)
         this.releases = new ReleaseWatch(context.signals,
                 () -> queues ? FairQueue.waiterChannel(keys, waiterId) : keys.channel());
@@ -212,25 +201,11 @@ final class Acquisition {
             return;
         }
         releases.beforeTry();
-        token = context.tokens.next();
-        // a queued writer keeps new readers out by its place in the queue; without a queue, by a mark
-        writerWaitingMillis = mode == LockMode.READ || queues ? 0
-                : Math.min(leaseMillis, Math.max(0, (deadline - EngineClock.nanoTime()) / 1_000_000L));
-        sentAt = EngineClock.nanoTime();
-        joinedQueue = queues && deadline - sentAt > 0;
-        try {
-            lastTry = !joinedQueue ? QueueTry.NONE : lastTry.joins() ? QueueTry.QUEUED : QueueTry.JOIN;
-            reply = context.server.acquire(keys, mode, token, leaseMillis, writerWaitingMillis, waiterId, lastTry);
-        }
-        catch (RuntimeException ex) {
-            reply = CompletableFuture.failedFuture(ex);
-        }
-        lastReply = reply;
-        then(waits.untilReply(reply, context.settings.redisTimeout().toNanos()), this::replied);
+        then(waits.untilReply(tries.send(deadline), context.settings.redisTimeout().toNanos()), this::replied);
     }
 
     private void replied() {
-        CompletableFuture<Grant> reply = Objects.requireNonNull(this.reply, "a try was sent");
+        CompletableFuture<Grant> reply = tries.reply();
         Grant grant = null;
         if (reply.isDone() && !reply.isCompletedExceptionally()) {
             grant = reply.join();
@@ -240,28 +215,25 @@ final class Acquisition {
             failures.failed(reply.isDone() ? LockServerException.unwrap(reply.handle((ignored, error) -> error).join())
                     : stopping() ? null : new LockServerException(LockServerException.Kind.NO_REPLY,
                             "no reply within leasehold.redis-timeout (" + context.settings.redisTimeout() + ")", null),
-                    sentAt);
+                    tries.sentAt());
             // not learned, or the caller gives up while the write is on its way: take it back after it
-            context.takeBackAfter(reply, keys, mode, Objects.requireNonNull(token, "sent with its token"));
+            context.takeBackAfter(reply, keys, mode, tries.token());
         }
         if (grant != null && grant.granted()) {
             if (context.shutdown.isDone()) {
-                context.server.release(keys, mode, Objects.requireNonNull(token, "sent with its token"));
+                context.server.release(keys, mode, tries.token());
                 stop();
                 return;
             }
-            HeldLock lock = new HeldLock(keys, mode, Objects.requireNonNull(token, "sent with its token"), grant.fencingToken(), owner, renewed, leaseMillis,
-                    context.server.validMillis(leaseMillis), sentAt, takeOverMode != null && context.server.reservesFences());
+            HeldLock lock = new HeldLock(keys, mode, tries.token(), grant.fencingToken(), owner, renewed, leaseMillis,
+                    context.server.validMillis(leaseMillis), tries.sentAt(), takeOverMode != null && context.server.reservesFences());
             reservedThrough = grant.reservedThrough();
             succeed(lock, true);
             return;
         }
-        leftSomethingBehind |= writerWaitingMillis > 0 || joinedQueue;
-        if (grant == null) {
-            lastTry = QueueTry.NONE;
-        }
-        if (grant != null && joinedQueue) {
-            betweenTries().triedInQueue(sentAt, grant.blockedForMillis());
+        tries.notGranted(grant);
+        if (grant != null && tries.joinedQueue()) {
+            betweenTries().triedInQueue(tries.sentAt(), grant.blockedForMillis());
         }
         else if (betweenTries != null) {
             betweenTries.forget();
@@ -301,7 +273,7 @@ final class Acquisition {
     }
 
     private void sleep(Grant refused) {
-        betweenTries().sleep(refused, lastTry == QueueTry.QUEUED);
+        betweenTries().sleep(refused, tries.keptPlace());
     }
 
     private BetweenTries betweenTries() {
@@ -360,8 +332,7 @@ final class Acquisition {
         }
         done = true;
         releases.close();
-        CompletableFuture<Void> withdrawSent = leftSomethingBehind && lastReply != null
-                ? context.withdrawAfter(lastReply, keys, waiterId) : null;
+        CompletableFuture<Void> withdrawSent = tries.withdraw();
         boolean joined = true;
         if (waiter != null) { // only when a step failed while queued
             Turn turn = line.giveUp(waiter);
