@@ -13,6 +13,8 @@
 # listed, and the search goes on from the next seed). Prints, per defect: found or not, after how long, the rule.
 #   [EXPLORER_OPTS='-Dexplorer.quorum=true ...'] scripts/explorer-teeth.sh [LIMIT_SECONDS] [FIRST_SEED] [PATCH_NAME_PATTERN]
 # EXPLORER_OPTS: more -D options for every explorer run (with and without the patch), split on spaces.
+# A patch whose first line is "Test: Class#method" must make that real-Redis test fail, or it is reported as
+# reverting nothing (TEETH_SKIP_TESTS=1 skips that check).
 set -euo pipefail
 shopt -s extglob # PATCH_NAME_PATTERN may be '@(D5|I31-2)*'
 repo="$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
@@ -35,6 +37,18 @@ for patch in "$repo"/scripts/explorer-teeth/$pattern.patch; do
     echo "${results[-1]}" >&2
     git -C "$repo" worktree remove --force "$scratch/wt"
     continue
+  fi
+  # a patch may name, on a first line "Test: Class#method", the real-Redis test its defect fails: with the patch
+  # applied that test must fail, or the patch reverts nothing any more (the fix moved; I31-4 did) and is reported so
+  defect_test="$(sed -n '1s/^Test: //p' "$patch")"
+  if [ -n "$defect_test" ] && [ -z "${TEETH_SKIP_TESTS:-}" ]; then
+    if (cd "$scratch/wt" && ./mvnw -B -o -q -pl lock-autoconfigure -am test -Dtest="$defect_test" \
+        -Dsurefire.failIfNoSpecifiedTests=false > "$scratch/defect-test.log" 2>&1); then
+      results+=("$name | REVERTS NOTHING: $defect_test passes with the patch (regenerate it against HEAD)")
+      echo "${results[-1]}" >&2
+      git -C "$repo" worktree remove --force "$scratch/wt"
+      continue
+    fi
   fi
   began=$(date +%s)
   from="$seed"
