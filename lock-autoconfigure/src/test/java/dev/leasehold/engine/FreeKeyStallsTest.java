@@ -78,8 +78,8 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
                 return real.withdraw(keys, waiterId);
             }
         });
-        DefaultLockEngine engine = fixture.engine(slowWithdrawals,
-                EngineFixture.fastSettings().withRedisTimeout(Duration.ofSeconds(5)));
+        Duration closeBound = Duration.ofSeconds(5); // close() waits for blocked callers at most the Redis timeout
+        DefaultLockEngine engine = fixture.engine(slowWithdrawals, EngineFixture.fastSettings().withRedisTimeout(closeBound));
         List<Thread> callers = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             Thread caller = new Thread(() -> {
@@ -108,7 +108,7 @@ class FreeKeyStallsTest extends RealRedisEngineTest {
             assertThat(caller.isAlive()).as(caller.getName() + " ended, at " + List.of(caller.getStackTrace())).isFalse();
         }
         held.close();
-        if (!withdrewBeforeCloseReturned && closeMillis >= 5000) {
+        if (!withdrewBeforeCloseReturned && closeMillis >= closeBound.toMillis()) {
             // close() returned at its bound, the Redis timeout: a caller that did not reach its withdrawal within it
             // (twice in CI and once in 30 runs beside six busy threads on two cores, each time the class's first
             // test in a fresh JVM; the test took 3.4 s longer than its passing runs, so close() waited the whole

@@ -317,28 +317,32 @@ public abstract class ScriptedLockServer implements LockServer {
      * for the lock is not sent again here: its wait already tries again, within the caller's wait time.
      */
     private <T> CompletableFuture<T> retryingTryAgain(Supplier<CompletableFuture<T>> write) {
-        return sendAgainOnTryAgain(write, EngineClock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TRY_AGAIN_PATIENCE_MILLIS),
-                TRY_AGAIN_FIRST_DELAY_MILLIS);
+        // the usual release: one stage more, and the clock is read only once Redis said TRYAGAIN
+        return send(write).exceptionallyCompose(error -> !LockServerException.isTryAgain(error)
+                ? CompletableFuture.failedFuture(error)
+                : sendAgainOnTryAgain(write, error,
+                        EngineClock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TRY_AGAIN_PATIENCE_MILLIS),
+                        TRY_AGAIN_FIRST_DELAY_MILLIS));
     }
 
-    private <T> CompletableFuture<T> sendAgainOnTryAgain(Supplier<CompletableFuture<T>> write, long giveUpAt,
-            long delayMillis) {
-        CompletableFuture<T> sent;
+    private <T> CompletableFuture<T> sendAgainOnTryAgain(Supplier<CompletableFuture<T>> write, Throwable refusal,
+            long giveUpAt, long delayMillis) {
+        if (EngineClock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) - giveUpAt > 0) {
+            return CompletableFuture.failedFuture(refusal);
+        }
+        return CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS))
+            .thenCompose(ignored -> send(write))
+            .exceptionallyCompose(error -> !LockServerException.isTryAgain(error) ? CompletableFuture.failedFuture(error)
+                    : sendAgainOnTryAgain(write, error, giveUpAt, Math.min(delayMillis * 2, TRY_AGAIN_MAX_DELAY_MILLIS)));
+    }
+
+    private static <T> CompletableFuture<T> send(Supplier<CompletableFuture<T>> write) {
         try {
-            sent = write.get();
+            return write.get();
         }
         catch (RuntimeException ex) {
-            sent = CompletableFuture.failedFuture(ex);
+            return CompletableFuture.failedFuture(ex);
         }
-        return sent.exceptionallyCompose(error -> {
-            if (!LockServerException.isTryAgain(error)
-                    || EngineClock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) - giveUpAt > 0) {
-                return CompletableFuture.failedFuture(error);
-            }
-            return CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS))
-                .thenCompose(ignored -> sendAgainOnTryAgain(write, giveUpAt,
-                        Math.min(delayMillis * 2, TRY_AGAIN_MAX_DELAY_MILLIS)));
-        });
     }
 
     @Override

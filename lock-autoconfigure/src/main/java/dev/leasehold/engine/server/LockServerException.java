@@ -57,8 +57,17 @@ public class LockServerException extends RuntimeException {
      * keys are split between its two masters, or partly missing on either (see {@code ScriptedLockServer}).
      */
     public static boolean isTryAgain(@Nullable Throwable error) {
-        return unwrap(error) instanceof LockServerException failure && failure.kind() == Kind.REFUSED
-                && failure.getMessage() != null && failure.getMessage().contains("TRYAGAIN");
+        if (!(unwrap(error) instanceof LockServerException failure) || failure.kind() != Kind.REFUSED) {
+            return false;
+        }
+        // Redis's error text begins with its code ("TRYAGAIN Multiple keys request during rehashing of slot"), in the
+        // client's exception, which Spring's translation may wrap in one of its own ("Error in execution")
+        for (Throwable cause = failure.getCause(); cause != null; cause = cause.getCause()) {
+            if (cause.getMessage() != null && cause.getMessage().startsWith("TRYAGAIN")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** What went wrong with a step, for a message a user reads. */
